@@ -1,0 +1,182 @@
+//! The command line: `support-desk serve shop|partner …`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::partner::{Parcels, PartnerServer};
+use crate::shop::http::{StaffTokens, TOKENS_ENV};
+use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
+
+/// The environment variable that may hold the key signing the shop's `requestState`
+/// (32 bytes or more). HTTP replicas behind one address must share it.
+pub const STATE_KEY_ENV: &str = "SHOP_REQUEST_STATE_KEY";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "support-desk",
+    version,
+    about = "A terminal support desk that is an MCP host"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve one of the bundled MCP servers.
+    Serve {
+        #[command(subcommand)]
+        server: ServeCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// The shop's server, `shop-support`: orders, products, refunds, policies.
+    Shop(ShopArgs),
+    /// The delivery partner's server, `partner-tracking`: parcel tracking.
+    Partner(PartnerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShopArgs {
+    /// Serve over stdin/stdout (for a host that starts this as a child process).
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    pub stdio: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp; staff tokens come from SHOP_STAFF_TOKENS.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// The SQLite file of record (created and seeded when new), or ":memory:".
+    /// Default: shop.sqlite3 in the user's data directory.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Derive quote IDs from this seed instead of at random, so a recorded run replays.
+    /// For replays and tests only: seeded quote IDs can be worked out by anyone.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Read the shop's world from this directory instead of the bundled one.
+    #[arg(long, value_name = "DIR")]
+    pub assets: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PartnerArgs {
+    /// Serve over stdin/stdout.
+    #[arg(long, required = true)]
+    pub stdio: bool,
+    /// Read parcels from this JSON file instead of the bundled ones.
+    #[arg(long, value_name = "FILE")]
+    pub parcels: Option<PathBuf>,
+}
+
+/// Runs the command line and turns any error into a message on stderr and exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            // Help goes to stdout only because no terminal UI is running.
+            let _ = command.print_help();
+            ExitCode::SUCCESS
+        }
+        Some(Command::Serve { server }) => {
+            crate::logging::to_stderr();
+            let runtime = match tokio::runtime::Runtime::new() {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot start the async runtime");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match runtime.block_on(serve(server)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!("{e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+async fn serve(command: ServeCommand) -> anyhow::Result<()> {
+    match command {
+        ServeCommand::Shop(args) => serve_shop(args).await,
+        ServeCommand::Partner(args) => {
+            let parcels = match &args.parcels {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("reading {}", path.display()))?;
+                    Parcels::parse(&text).with_context(|| format!("parsing {}", path.display()))?
+                }
+                None => Parcels::bundled(),
+            };
+            tracing::info!(parcels = parcels.len(), "partner-tracking serving on stdio");
+            crate::serve::stdio(PartnerServer::new(Arc::new(parcels))).await?;
+            Ok(())
+        }
+    }
+}
+
+async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
+    let world = match &args.assets {
+        Some(dir) => ShopWorld::from_dir(dir)?,
+        None => ShopWorld::bundled(),
+    };
+    let db = match args.db {
+        Some(path) => path,
+        None => default_db_path()?,
+    };
+    let ids = args.seed.map_or(QuoteIds::Random, QuoteIds::Seeded);
+    if let QuoteIds::Seeded(seed) = ids {
+        tracing::warn!(seed, "quote IDs are seeded: for replays and tests only");
+    }
+    let store = Store::open(&db, &world, ids)
+        .with_context(|| format!("opening the shop's database {}", db.display()))?;
+    let server = ShopServer::new(Arc::new(world), Arc::new(store), &state_key()?)?;
+    if let Some(addr) = args.http {
+        let tokens = StaffTokens::parse(&std::env::var(TOKENS_ENV).unwrap_or_default())?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let shutdown = CancellationToken::new();
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            on_signal.cancel();
+        });
+        tracing::info!(addr = %listener.local_addr()?, db = %db.display(), "shop-support serving Streamable HTTP at /mcp");
+        crate::shop::http::serve(listener, server, tokens, shutdown).await?;
+    } else {
+        tracing::info!(db = %db.display(), "shop-support serving on stdio");
+        crate::serve::stdio(server).await?;
+    }
+    Ok(())
+}
+
+fn default_db_path() -> anyhow::Result<PathBuf> {
+    let Some(dirs) = directories::ProjectDirs::from("", "", "support-desk") else {
+        bail!("no home directory to keep the shop's database in; pass --db PATH");
+    };
+    std::fs::create_dir_all(dirs.data_dir())
+        .with_context(|| format!("creating {}", dirs.data_dir().display()))?;
+    Ok(dirs.data_dir().join("shop.sqlite3"))
+}
+
+/// The key that signs lead-form state: from the environment when replicas share one,
+/// otherwise fresh for this process (forms then do not survive a restart, which is safe).
+fn state_key() -> anyhow::Result<Vec<u8>> {
+    match std::env::var(STATE_KEY_ENV) {
+        Ok(key) if key.len() >= 32 => Ok(key.into_bytes()),
+        Ok(_) => bail!("{STATE_KEY_ENV} must be at least 32 characters"),
+        Err(_) => Ok(rand::random::<[u8; 32]>().to_vec()),
+    }
+}

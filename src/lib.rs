@@ -1,0 +1,12 @@
+//! Support Desk: a terminal support desk that is an MCP host, and the shop it ships with.
+//!
+//! The host side (clients, consent, the ticket loop) and the UI meet only through channels;
+//! the shop and its delivery partner are ordinary MCP servers that the desk reaches the same
+//! way it would reach anyone else's.
+
+pub mod cli;
+pub mod logging;
+pub mod money;
+pub mod partner;
+pub mod serve;
+pub mod shop;

@@ -1,0 +1,207 @@
+//! The shop's server over Streamable HTTP, for staff reaching one shared shop.
+//!
+//! Every request needs a staff bearer token; the token's owner becomes the [`StaffId`] the
+//! tools record (who issued or released a refund). The server never takes the acting person
+//! from a tool argument.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::server::{SERVER_NAME, ShopServer, StaffId};
+
+/// The environment variable holding `staff-id=token` pairs, comma-separated.
+pub const TOKENS_ENV: &str = "SHOP_STAFF_TOKENS";
+
+/// Bearer tokens and the staff member each belongs to.
+#[derive(Clone, Default)]
+pub struct StaffTokens {
+    by_token: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for StaffTokens {
+    // Never print the tokens themselves.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaffTokens")
+            .field("staff", &self.by_token.values().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TokensError {
+    #[error(
+        "{TOKENS_ENV} is empty: set it to staff-id=token pairs, e.g. staff-0007=<a long random token>"
+    )]
+    Empty,
+    #[error("{TOKENS_ENV} entry {0} is not staff-id=token")]
+    Malformed(usize),
+    #[error("{TOKENS_ENV} entry {0} has a token shorter than 16 characters; use a long random one")]
+    Short(usize),
+}
+
+impl StaffTokens {
+    /// Reads `staff-0007=token,staff-0012=token`.
+    pub fn parse(text: &str) -> Result<Self, TokensError> {
+        let mut by_token = BTreeMap::new();
+        for (index, entry) in text
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .enumerate()
+        {
+            let (staff, token) = entry
+                .split_once('=')
+                .ok_or(TokensError::Malformed(index + 1))?;
+            let (staff, token) = (staff.trim(), token.trim());
+            if staff.is_empty() {
+                return Err(TokensError::Malformed(index + 1));
+            }
+            if token.len() < 16 {
+                return Err(TokensError::Short(index + 1));
+            }
+            by_token.insert(token.to_owned(), staff.to_owned());
+        }
+        if by_token.is_empty() {
+            return Err(TokensError::Empty);
+        }
+        Ok(Self { by_token })
+    }
+
+    /// The staff member whose token this is. Compares against every token in full, so the
+    /// time taken says nothing about how close a guess was.
+    fn staff(&self, presented: &str) -> Option<&str> {
+        let mut found = None;
+        for (token, staff) in &self.by_token {
+            if constant_time_eq(token.as_bytes(), presented.as_bytes()) {
+                found = Some(staff.as_str());
+            }
+        }
+        found
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The axum app: the MCP endpoint at `/mcp`, behind the staff-token check.
+pub fn router(
+    server: ShopServer,
+    tokens: StaffTokens,
+    shutdown: CancellationToken,
+) -> axum::Router {
+    let service: StreamableHttpService<ShopServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Default::default(),
+            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
+        );
+    axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(tokens),
+            require_staff_token,
+        ))
+}
+
+/// Serves the shop on `listener` until `shutdown` fires.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    server: ShopServer,
+    tokens: StaffTokens,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let app = router(server, tokens, shutdown.clone());
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+}
+
+async fn require_staff_token(
+    State(tokens): State<Arc<StaffTokens>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    match presented {
+        None => unauthorized(None),
+        Some(token) => match tokens.staff(token) {
+            Some(staff) => {
+                request.extensions_mut().insert(StaffId(staff.to_owned()));
+                next.run(request).await
+            }
+            None => {
+                tracing::warn!("refused a request with an unknown staff token");
+                unauthorized(Some("invalid_token"))
+            }
+        },
+    }
+}
+
+fn unauthorized(error: Option<&str>) -> Response {
+    let challenge = match error {
+        Some(code) => format!("Bearer realm=\"{SERVER_NAME}\", error=\"{code}\""),
+        None => format!("Bearer realm=\"{SERVER_NAME}\""),
+    };
+    let body = match error {
+        Some(_) => "this staff token is not valid here; ask for a current one",
+        None => "a staff token is required: send Authorization: Bearer <token>",
+    };
+    let mut response = (StatusCode::UNAUTHORIZED, body).into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_name_their_staff() {
+        let tokens =
+            StaffTokens::parse("staff-0007=aaaaaaaaaaaaaaaa1, staff-0012=bbbbbbbbbbbbbbbb2")
+                .expect("valid");
+        assert_eq!(tokens.staff("aaaaaaaaaaaaaaaa1"), Some("staff-0007"));
+        assert_eq!(tokens.staff("bbbbbbbbbbbbbbbb2"), Some("staff-0012"));
+        assert_eq!(tokens.staff("aaaaaaaaaaaaaaaa"), None);
+    }
+
+    #[test]
+    fn bad_token_lists_are_explained() {
+        assert_eq!(
+            StaffTokens::parse(" , ").map(|_| ()),
+            Err(TokensError::Empty)
+        );
+        assert_eq!(
+            StaffTokens::parse("staff-0007").map(|_| ()),
+            Err(TokensError::Malformed(1))
+        );
+        assert_eq!(
+            StaffTokens::parse("staff-0007=short").map(|_| ()),
+            Err(TokensError::Short(1))
+        );
+    }
+}

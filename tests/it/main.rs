@@ -1,0 +1,10 @@
+//! The one integration-test binary: a module per topic, all driving real parts
+//! (the built binary over stdio, in-process servers over duplex pipes, SQLite files,
+//! HTTP on 127.0.0.1).
+
+mod partner;
+mod shop_data;
+mod shop_http;
+mod shop_server;
+mod shop_store;
+mod support;
