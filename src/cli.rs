@@ -9,6 +9,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{DeskConfig, layered_files};
+use crate::headless::{RunOptions, Script};
 use crate::partner::{Parcels, PartnerServer};
 use crate::shop::http::{StaffTokens, TOKENS_ENV};
 use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
@@ -35,6 +37,68 @@ pub enum Command {
         #[command(subcommand)]
         server: ServeCommand,
     },
+    /// Work the ticket queue without a person: scripted consent and lead answers.
+    Run(RunArgs),
+    /// Connect to every configured server and describe it.
+    Servers(CommonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// A config file overriding the built-in default (and the one in your config directory).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where pins, remembered server revisions and desk state live.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Work only these tickets (comma-separated IDs).
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub tickets: Vec<String>,
+    /// replay:PATH (a recording) or openai:URL (an OpenAI-compatible server).
+    #[arg(long, value_name = "SOURCE")]
+    pub model: Option<String>,
+    /// The model name sent to an OpenAI-compatible server.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// How requests are shaped: native_tools, llama_cpp_prefill, text_calls.
+    #[arg(long, value_name = "RECIPE")]
+    pub recipe: Option<String>,
+    /// The scripted person's answer to every consent question.
+    #[arg(long, value_enum, default_value = "approve")]
+    pub consent: ConsentScript,
+    /// The scripted lead's answer to every form a server asks.
+    #[arg(long, value_enum, default_value = "decline")]
+    pub lead: LeadScript,
+    /// Tickets worked at once.
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Record the run (append-only JSONL) at PATH (a directory, or a .jsonl file).
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
+    /// Facts for the recording's manifest, as key=value (model_file, model_sha256, runtime, …).
+    #[arg(long = "note", value_name = "KEY=VALUE")]
+    pub notes: Vec<String>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ConsentScript {
+    Approve,
+    Decline,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LeadScript {
+    Accept,
+    Decline,
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,7 +151,7 @@ pub fn main() -> ExitCode {
             let _ = command.print_help();
             ExitCode::SUCCESS
         }
-        Some(Command::Serve { server }) => {
+        Some(command) => {
             crate::logging::to_stderr();
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(runtime) => runtime,
@@ -96,7 +160,7 @@ pub fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(serve(server)) {
+            match runtime.block_on(dispatch(command)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     tracing::error!("{e:#}");
@@ -105,6 +169,76 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Serve { server } => serve(server).await,
+        Command::Run(args) => run(args).await,
+        Command::Servers(args) => {
+            let config = DeskConfig::load(&layered_files(args.config.as_deref()))?;
+            let text = crate::headless::servers(
+                config,
+                crate::headless::data_dir(args.data_dir.as_deref()),
+            )
+            .await?;
+            write_stdout(&text)
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let mut config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
+    if let Some(model) = args.model {
+        config.model.source = model;
+    }
+    if let Some(name) = args.model_name {
+        config.model.name = name;
+    }
+    if let Some(recipe) = args.recipe {
+        config.model.recipe = serde_json::from_value(serde_json::Value::String(recipe.clone()))
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "--recipe {recipe}: use native_tools, llama_cpp_prefill or text_calls"
+                )
+            })?;
+    }
+    if let Some(n) = args.concurrency {
+        config.limits.concurrency = n.max(1);
+    }
+    let mut notes = std::collections::BTreeMap::new();
+    for note in &args.notes {
+        let (key, value) = note
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--note {note}: write key=value"))?;
+        notes.insert(key.to_owned(), value.to_owned());
+    }
+    let options = RunOptions {
+        tickets: args.tickets,
+        script: Script {
+            approve_consent: matches!(args.consent, ConsentScript::Approve),
+            accept_forms: matches!(args.lead, LeadScript::Accept),
+        },
+        record: args.record,
+        data_dir: crate::headless::data_dir(args.common.data_dir.as_deref()),
+        notes,
+    };
+    let summary = crate::headless::run(config, options).await?;
+    let text = if args.json {
+        serde_json::to_string(&summary)?
+    } else {
+        summary.to_text()
+    };
+    write_stdout(&format!("{text}\n"))
+}
+
+/// stdout is the report's here: no terminal UI and no JSON-RPC is running on it.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
 }
 
 async fn serve(command: ServeCommand) -> anyhow::Result<()> {

@@ -5,8 +5,13 @@
 //! way it would reach anyone else's.
 
 pub mod cli;
+pub mod config;
+pub mod headless;
+pub mod host;
 pub mod logging;
+pub mod model;
 pub mod money;
 pub mod partner;
+pub mod recording;
 pub mod serve;
 pub mod shop;

@@ -1,0 +1,480 @@
+//! The desk's configuration: servers under the prefixes the config gives them, the model,
+//! the limits and the consent allow list.
+//!
+//! The default is `config/desk.toml`, built into the binary. A file of the same shape in the
+//! user's config directory, then `--config FILE`, override it table by table. Servers can
+//! also come from the `mcpServers` JSON other MCP hosts use. Secrets are never stored: a
+//! config names the environment variable that holds them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::openai::{Recipe, Sampling};
+
+pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeskConfig {
+    pub model: ModelConfig,
+    pub limits: Limits,
+    pub consent: ConsentConfig,
+    pub tickets: TicketsConfig,
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerConfig>,
+    /// Files in the `mcpServers` JSON format whose servers join `servers`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers_json: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub source: String,
+    pub name: String,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    pub recipe: Recipe,
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+impl ModelConfig {
+    pub fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: self.temperature,
+            seed: self.seed,
+            max_tokens: self.max_tokens,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub model_calls_per_ticket: u32,
+    pub request_timeout_secs: u64,
+    pub model_timeout_secs: u64,
+    pub input_rounds: u32,
+    pub attach_priority: f32,
+    pub attach_max_bytes: usize,
+    pub result_max_bytes: usize,
+    pub concurrency: usize,
+}
+
+impl Limits {
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout_secs)
+    }
+
+    pub fn model_timeout(&self) -> Duration {
+        Duration::from_secs(self.model_timeout_secs)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsentConfig {
+    pub allow: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TicketsConfig {
+    pub source: String,
+}
+
+/// How to reach one server. Exactly one of `command`, `in_process` or `url`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// A program speaking MCP on stdio; `@self` is this binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment for the child: literal values, or `${NAME}` to pass on the desk's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// A server built into this binary (`shop` or `partner`), on an in-process pipe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_process: Option<String>,
+    /// A Streamable HTTP endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers for `url`: literal values, or `${NAME}` read from the environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// The environment variable holding a bearer token for `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<String>,
+    /// Attach the resources this server marks for the assistant at high priority to every
+    /// ticket. Only for servers you trust: annotations are the server's claims.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attach_resources: bool,
+    /// Set false to keep a server from an earlier file out.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+/// How a server is reached, once its config is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+    InProcess(String),
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        bearer_token_env: Option<String>,
+    },
+}
+
+impl ServerConfig {
+    pub fn transport(&self, prefix: &str) -> Result<Transport, ConfigError> {
+        match (&self.command, &self.in_process, &self.url) {
+            (Some(command), None, None) => Ok(Transport::Stdio {
+                command: command.clone(),
+                args: self.args.clone(),
+                env: self.env.clone(),
+            }),
+            (None, Some(name), None) => Ok(Transport::InProcess(name.clone())),
+            (None, None, Some(url)) => Ok(Transport::Http {
+                url: url.clone(),
+                headers: self.headers.clone(),
+                bearer_token_env: self.bearer_token_env.clone(),
+            }),
+            _ => Err(ConfigError::Transport(prefix.to_owned())),
+        }
+    }
+
+    /// Where the server runs, as people are shown it: the command line, `in-process …`, or
+    /// the URL. Never holds a secret.
+    pub fn origin(&self) -> String {
+        match (&self.command, &self.in_process, &self.url) {
+            (Some(command), _, _) => std::iter::once(command.as_str())
+                .chain(self.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (_, Some(name), _) => format!("in-process {name}"),
+            (_, _, Some(url)) => url.clone(),
+            _ => "unconfigured".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid config TOML: {message}")]
+    Toml { path: String, message: String },
+    #[error("{path} is not valid mcpServers JSON: {message}")]
+    McpJson { path: String, message: String },
+    #[error(
+        "server '{0}' needs exactly one of command (stdio), in_process or url (HTTP); fix its table"
+    )]
+    Transport(String),
+    #[error(
+        "server prefix '{0}' may use only letters, digits, '_' and '-' (it becomes part of every tool name)"
+    )]
+    Prefix(String),
+    #[error("limits.{0} must be at least 1")]
+    Limit(&'static str),
+}
+
+/// Which files make the config, lowest priority first after the built-in default.
+pub fn layered_files(explicit: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(dirs) = directories::ProjectDirs::from("", "", "support-desk") {
+        let user = dirs.config_dir().join("desk.toml");
+        if user.is_file() {
+            files.push(user);
+        }
+    }
+    files.extend(explicit.map(Path::to_path_buf));
+    files
+}
+
+impl DeskConfig {
+    /// The built-in default.
+    pub fn bundled() -> Self {
+        Self::from_layers(&[("config/desk.toml", DEFAULT_TOML)])
+            .expect("the built-in config/desk.toml is valid")
+    }
+
+    /// The built-in default overridden by `files`, in order.
+    pub fn load(files: &[PathBuf]) -> Result<Self, ConfigError> {
+        let mut texts = vec![("config/desk.toml".to_owned(), DEFAULT_TOML.to_owned())];
+        for path in files {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            texts.push((path.display().to_string(), text));
+        }
+        let borrowed: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let mut config = Self::from_layers(&borrowed)?;
+        for path in config.mcp_servers_json.clone() {
+            let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            let servers = servers_from_mcp_json(&text).map_err(|message| ConfigError::McpJson {
+                path: path.display().to_string(),
+                message,
+            })?;
+            config.servers.extend(servers);
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses TOML texts (name, text) and merges them, later tables over earlier ones.
+    pub fn from_layers(layers: &[(&str, &str)]) -> Result<Self, ConfigError> {
+        let mut merged = toml::Table::new();
+        for (path, text) in layers {
+            let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Toml {
+                path: (*path).to_owned(),
+                message: e.to_string(),
+            })?;
+            merge(&mut merged, table);
+        }
+        let config: Self =
+            toml::Value::Table(merged)
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::Toml {
+                    path: layers.last().map_or("config", |(p, _)| p).to_owned(),
+                    message: e.to_string(),
+                })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        for (prefix, server) in &self.servers {
+            if !valid_prefix(prefix) {
+                return Err(ConfigError::Prefix(prefix.clone()));
+            }
+            if server.enabled {
+                server.transport(prefix)?;
+            }
+        }
+        let limits = &self.limits;
+        for (name, value) in [
+            (
+                "model_calls_per_ticket",
+                u64::from(limits.model_calls_per_ticket),
+            ),
+            ("request_timeout_secs", limits.request_timeout_secs),
+            ("input_rounds", u64::from(limits.input_rounds)),
+            ("concurrency", limits.concurrency as u64),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Limit(name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The enabled servers, in prefix order.
+    pub fn enabled_servers(&self) -> impl Iterator<Item = (&String, &ServerConfig)> {
+        self.servers.iter().filter(|(_, s)| s.enabled)
+    }
+}
+
+fn valid_prefix(prefix: &str) -> bool {
+    !prefix.is_empty()
+        && prefix.len() <= 32
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Later tables win key by key; nested tables merge, everything else is replaced.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base_table)), toml::Value::Table(over_table)) => {
+                merge(base_table, over_table)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Servers from the `mcpServers` JSON other hosts use:
+/// `{"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}`.
+/// Each key becomes the server's prefix (characters outside `[A-Za-z0-9_-]` become `_`).
+pub fn servers_from_mcp_json(text: &str) -> Result<BTreeMap<String, ServerConfig>, String> {
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(rename = "mcpServers")]
+        mcp_servers: BTreeMap<String, Entry>,
+    }
+    #[derive(Deserialize)]
+    struct Entry {
+        command: Option<String>,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        url: Option<String>,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+        #[serde(default)]
+        disabled: bool,
+    }
+    let file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    file.mcp_servers
+        .into_iter()
+        .map(|(name, entry)| {
+            let prefix: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if entry.command.is_some() == entry.url.is_some() {
+                return Err(format!("server '{name}' needs either command or url"));
+            }
+            let server = ServerConfig {
+                command: entry.command,
+                args: entry.args,
+                env: entry.env,
+                url: entry.url,
+                headers: entry.headers,
+                enabled: !entry.disabled,
+                ..ServerConfig::default()
+            };
+            Ok((prefix, server))
+        })
+        .collect()
+}
+
+/// Reads `${NAME}` from the environment; any other value is literal.
+pub fn resolve_value(value: &str) -> Result<String, String> {
+    match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+        Some(name) => {
+            std::env::var(name).map_err(|_| format!("the environment variable {name} is not set"))
+        }
+        None => Ok(value.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_default_has_the_chapters_limits_and_two_servers() {
+        let config = DeskConfig::bundled();
+        assert_eq!(config.limits.model_calls_per_ticket, 4);
+        assert_eq!(config.limits.request_timeout(), Duration::from_secs(10));
+        assert_eq!(config.limits.input_rounds, 10);
+        assert_eq!(config.limits.attach_priority, 0.8);
+        assert_eq!(
+            config.servers.keys().collect::<Vec<_>>(),
+            ["partner", "shop"]
+        );
+        assert_eq!(
+            config.servers["partner"].transport("partner").ok(),
+            Some(Transport::InProcess("partner".into()))
+        );
+        assert!(
+            !config
+                .consent
+                .allow
+                .contains(&"shop.issue_refund".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_later_file_overrides_table_by_table() {
+        let over = "[model]\nsource = \"openai:http://127.0.0.1:9/v1\"\nname = \"m\"\nrecipe = \"text_calls\"\n[limits]\nconcurrency = 4\n";
+        let config =
+            DeskConfig::from_layers(&[("default", DEFAULT_TOML), ("mine", over)]).expect("valid");
+        assert_eq!(config.model.source, "openai:http://127.0.0.1:9/v1");
+        assert_eq!(config.model.recipe, Recipe::TextCalls);
+        assert_eq!(config.limits.concurrency, 4);
+        assert_eq!(
+            config.limits.model_calls_per_ticket, 4,
+            "untouched keys keep the default"
+        );
+        assert_eq!(config.servers.len(), 2);
+    }
+
+    #[test]
+    fn a_server_with_two_transports_or_a_bad_prefix_is_refused_with_what_to_fix() {
+        let both = "[servers.x]\ncommand = \"a\"\nurl = \"http://127.0.0.1:1/mcp\"\n";
+        let error = DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", both)])
+            .expect_err("two transports");
+        assert!(
+            error
+                .to_string()
+                .contains("server 'x' needs exactly one of")
+        );
+        let dotted = "[servers.\"a.b\"]\nin_process = \"partner\"\n";
+        let error = DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", dotted)])
+            .expect_err("bad prefix");
+        assert!(matches!(error, ConfigError::Prefix(p) if p == "a.b"));
+    }
+
+    #[test]
+    fn mcp_servers_json_from_other_hosts_is_read() {
+        let json = r#"{"mcpServers": {
+            "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"TOKEN": "${EVERYTHING_TOKEN}"}},
+            "remote.api": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "${REMOTE_AUTH}"}}
+        }}"#;
+        let servers = servers_from_mcp_json(json).expect("valid");
+        assert_eq!(
+            servers.keys().collect::<Vec<_>>(),
+            ["everything", "remote_api"]
+        );
+        assert_eq!(
+            servers["everything"].origin(),
+            "npx -y @modelcontextprotocol/server-everything"
+        );
+        assert_eq!(
+            servers["remote_api"].url.as_deref(),
+            Some("https://mcp.example.com/mcp")
+        );
+        assert!(servers_from_mcp_json(r#"{"mcpServers": {"x": {}}}"#).is_err());
+    }
+
+    #[test]
+    fn env_references_are_resolved_and_literals_kept() {
+        assert_eq!(resolve_value("plain"), Ok("plain".to_owned()));
+        assert!(resolve_value("${SUPPORT_DESK_SURELY_UNSET_VARIABLE}").is_err());
+    }
+}

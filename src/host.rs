@@ -1,0 +1,16 @@
+//! The host: one MCP client per configured server, and the bounded loop in which a model
+//! works a ticket through them. It runs on a background task and meets its driver only
+//! through [`api`] and [`events`]; it never draws anything.
+
+pub mod api;
+pub mod calls;
+pub mod checks;
+pub mod consent;
+pub mod core;
+pub mod desk_state;
+pub mod events;
+pub mod form;
+pub mod names;
+pub mod prompt;
+pub mod servers;
+pub mod summary;

@@ -1,0 +1,255 @@
+//! What crosses between the host and whoever drives it (the desk's UI, or a scripted answerer
+//! in `run`): `Command` in, `HostEvent` out, and for each question a one-shot reply.
+//!
+//! Everything here is plain data. Protocol types (rmcp, JSON) are turned into these before
+//! they cross, so the UI never needs to know MCP.
+
+use std::collections::BTreeMap;
+
+use tokio::sync::oneshot;
+
+/// A ticket's ID as the shop writes it (`T-0009`).
+pub type TicketId = String;
+
+/// What the driver asks the host to do.
+#[derive(Debug)]
+pub enum Command {
+    /// Work one ticket from its start.
+    WorkTicket(TicketId),
+    /// Work these tickets (the whole queue when empty), at the configured concurrency.
+    WorkQueue(Vec<TicketId>),
+    /// Add one resource to one ticket's context, for its next model call.
+    AttachResource {
+        ticket: TicketId,
+        server: String,
+        uri: String,
+    },
+    /// Run a server's prompt (`shop.review_refund`) for a ticket, with the person's arguments.
+    RunPrompt {
+        ticket: TicketId,
+        prompt: String,
+        arguments: BTreeMap<String, String>,
+    },
+    /// Stop: close every server connection and end the host task.
+    Shutdown,
+}
+
+/// The outcome of one tool call, as the model is told it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and answered.
+    Result,
+    /// The tool ran and reported an error (`isError`), which the model can act on.
+    ToolError,
+    /// A person declined the call; it never reached the server.
+    Declined,
+    /// The name matched no tool the host offered; nothing was called.
+    UnknownTool,
+    /// The call did not finish: timed out, ran past the input-request round cap, or the
+    /// server went away.
+    Failed,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Result,
+        Outcome::ToolError,
+        Outcome::Declined,
+        Outcome::UnknownTool,
+        Outcome::Failed,
+    ];
+
+    /// How the outcome is named in a `<tool_response>` block and in summaries.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Result => "result",
+            Outcome::ToolError => "tool error",
+            Outcome::Declined => "declined",
+            Outcome::UnknownTool => "unknown tool",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// A server as the desk shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSummary {
+    pub prefix: String,
+    /// Where it runs: the command line, `in-process`, or the URL.
+    pub origin: String,
+    /// The name the server gives itself (not used for routing).
+    pub name: Option<String>,
+    pub revision: Option<String>,
+    pub tools: Vec<String>,
+    /// Connection trouble, if any; the rest of the desk keeps working without this server.
+    pub error: Option<String>,
+}
+
+/// What a tool's annotations claim (claims of the server, not facts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub title: Option<String>,
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+/// An argument value that appears neither in the ticket nor in an earlier tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnseenValue {
+    pub argument: String,
+    pub value: String,
+}
+
+/// The host asks a person whether a tool call may happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentAsk {
+    pub ticket: TicketId,
+    pub server: String,
+    pub origin: String,
+    /// `prefix.tool`.
+    pub tool: String,
+    pub hints: ToolHints,
+    /// Every argument, name and value as JSON text, in the order the model sent them.
+    pub arguments: Vec<(String, String)>,
+    pub unseen: Vec<UnseenValue>,
+    /// The tool's definition changed since it was pinned: a readable diff.
+    pub changed_definition: Option<String>,
+    /// Why the host asks (outside the allow list, or a changed definition).
+    pub reason: String,
+}
+
+/// A person's answer to a consent question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentAnswer {
+    pub approved: bool,
+    /// Who answered (a staff name, or `script` in headless runs).
+    pub by: String,
+}
+
+/// A server asks for input (elicitation), through the host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormAsk {
+    pub ticket: Option<TicketId>,
+    /// The prefix of the server asking: people must always see who asks.
+    pub server: String,
+    pub origin: String,
+    pub message: String,
+    pub kind: FormKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormKind {
+    /// A form of fields to fill in.
+    Fields(Vec<Field>),
+    /// The server wants the person to visit a URL. The host never opens it.
+    Url { url: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub required: bool,
+    pub kind: FieldKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    Text {
+        min_length: Option<u32>,
+        max_length: Option<u32>,
+        format: Option<TextFormat>,
+        default: Option<String>,
+    },
+    Number {
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+        default: Option<f64>,
+    },
+    Integer {
+        minimum: Option<i64>,
+        maximum: Option<i64>,
+        default: Option<i64>,
+    },
+    Boolean {
+        default: Option<bool>,
+    },
+    /// Pick one.
+    Choice {
+        options: Vec<Choice>,
+        default: Option<String>,
+    },
+    /// Pick several.
+    Choices {
+        options: Vec<Choice>,
+        min_items: Option<u64>,
+        max_items: Option<u64>,
+        default: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFormat {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+}
+
+/// One option of a choice: the value sent back, and what a person reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldValue {
+    Text(String),
+    Number(f64),
+    Integer(i64),
+    Boolean(bool),
+    Choice(String),
+    Choices(Vec<String>),
+}
+
+/// A person's answer to a form. Accept, decline and cancel are distinct: a decline says
+/// "no", a cancel says "not now", and neither may read as "continue without the info".
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormAnswer {
+    Accept(BTreeMap<String, FieldValue>),
+    Decline,
+    Cancel,
+}
+
+/// A question and its one-shot reply. Dropping it unanswered means "cancel" (for a form)
+/// or "decline" (for consent): silence is never a yes.
+#[derive(Debug)]
+pub struct Pending<Q, A> {
+    pub ask: Q,
+    reply: oneshot::Sender<A>,
+}
+
+impl<Q, A> Pending<Q, A> {
+    pub fn new(ask: Q) -> (Self, oneshot::Receiver<A>) {
+        let (reply, answer) = oneshot::channel();
+        (Self { ask, reply }, answer)
+    }
+
+    /// Sends the answer. Returns false when the host no longer waits for it.
+    pub fn answer(self, answer: A) -> bool {
+        self.reply.send(answer).is_ok()
+    }
+}
+
+#[derive(Debug)]
+pub enum Question {
+    Consent(Pending<ConsentAsk, ConsentAnswer>),
+    Form(Pending<FormAsk, FormAnswer>),
+}

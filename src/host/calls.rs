@@ -1,0 +1,268 @@
+//! One tool call, start to finish: a timeout per request that does not count the time a
+//! person spends on a form, the input-request rounds, a read retried once on a lost
+//! connection, and a result capped before it enters the model's context.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, InputRequest,
+    InputResponses, RequestMetaObject,
+};
+use rmcp::service::ServiceError;
+use serde_json::{Map, Value};
+
+use super::api::Outcome;
+use super::servers::{ServerConn, connection_lost, missing_capability};
+
+/// Where the desk puts its own request ID in `_meta`: the project's prefix, never
+/// `io.modelcontextprotocol/`.
+pub const REQUEST_ID_META: &str = "dev.support-desk/request-id";
+
+/// How the call should be made.
+#[derive(Debug, Clone)]
+pub struct CallPlan {
+    pub ticket: String,
+    /// The server's own name for the tool (without the prefix).
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    /// Desk request ID, quotable by staff.
+    pub request_id: String,
+    /// Only a tool that says it changes nothing is ever sent twice.
+    pub retry_if_lost: bool,
+    pub timeout: Duration,
+    pub max_rounds: u32,
+    pub max_result_bytes: usize,
+}
+
+/// A server's question during the call, with the answer it got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputExchange {
+    pub key: String,
+    pub message: String,
+    /// `accept`, `decline` or `cancel`.
+    pub action: String,
+    /// The accepted values as JSON text, when accepted.
+    pub content: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRun {
+    pub outcome: Outcome,
+    /// What goes back to the model: the tool's text, or what went wrong.
+    pub text: String,
+    pub truncated: bool,
+    pub exchanges: Vec<InputExchange>,
+}
+
+impl CallRun {
+    fn failed(text: impl Into<String>, exchanges: Vec<InputExchange>) -> Self {
+        Self {
+            outcome: Outcome::Failed,
+            text: text.into(),
+            truncated: false,
+            exchanges,
+        }
+    }
+}
+
+pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
+    let mut params =
+        CallToolRequestParams::new(plan.tool.clone()).with_arguments(plan.arguments.clone());
+    let mut meta = RequestMetaObject::default();
+    meta.0.0.insert(
+        REQUEST_ID_META.to_owned(),
+        Value::String(plan.request_id.clone()),
+    );
+    params.meta = Some(meta);
+    let mut exchanges = Vec::new();
+    let mut rounds = 0u32;
+    let mut retried = false;
+    loop {
+        let live = match conn.live().await {
+            Ok(live) => live,
+            Err(e) => return CallRun::failed(format!("server gone: {e}"), exchanges),
+        };
+        let answer =
+            tokio::time::timeout(plan.timeout, live.service.call_tool_once(params.clone())).await;
+        match answer {
+            Err(_) => {
+                // Dropping the request sent notifications/cancelled to the server.
+                return CallRun::failed(
+                    format!(
+                        "timed out: {} did not answer within {} s",
+                        conn.prefix,
+                        plan.timeout.as_secs()
+                    ),
+                    exchanges,
+                );
+            }
+            Ok(Err(error)) if connection_lost(&error) => {
+                conn.forget().await;
+                if plan.retry_if_lost && !retried && exchanges.is_empty() {
+                    retried = true;
+                    tracing::warn!(server = %conn.prefix, tool = %plan.tool, "connection lost; retrying this read once");
+                    continue;
+                }
+                let why = if plan.retry_if_lost {
+                    "server gone: the connection was lost again after a retry"
+                } else {
+                    "server gone: the connection was lost during the call, which was not retried because this tool may change things; check its effect before trying again"
+                };
+                return CallRun::failed(why, exchanges);
+            }
+            Ok(Err(error)) => return protocol_error(conn, &error, exchanges),
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                let (text, truncated) = cap(result_text(&result), plan.max_result_bytes);
+                let outcome = if result.is_error == Some(true) {
+                    Outcome::ToolError
+                } else {
+                    Outcome::Result
+                };
+                return CallRun {
+                    outcome,
+                    text,
+                    truncated,
+                    exchanges,
+                };
+            }
+            Ok(Ok(CallToolResponse::InputRequired(required))) => {
+                rounds += 1;
+                if rounds > plan.max_rounds {
+                    return CallRun::failed(
+                        format!(
+                            "{} asked for input more than {} times; the call was stopped",
+                            conn.prefix, plan.max_rounds
+                        ),
+                        exchanges,
+                    );
+                }
+                let mut responses = InputResponses::new();
+                for (key, request) in required.input_requests.unwrap_or_default() {
+                    let InputRequest::Elicitation(request) = request else {
+                        return CallRun::failed(
+                            format!(
+                                "{} asked for something the desk does not offer (only forms are)",
+                                conn.prefix
+                            ),
+                            exchanges,
+                        );
+                    };
+                    let answer = conn
+                        .handler()
+                        .ask(Some(&plan.ticket), &request.params)
+                        .await;
+                    exchanges.push(InputExchange {
+                        key: key.clone(),
+                        message: elicitation_message(&request.params),
+                        action: format!("{:?}", answer.action).to_lowercase(),
+                        content: answer.content.as_ref().map(Value::to_string),
+                    });
+                    responses.insert(key, serde_json::to_value(&answer).unwrap_or(Value::Null));
+                }
+                params.input_responses = Some(responses);
+                params.request_state = required.request_state;
+            }
+            Ok(Ok(_)) => {
+                return CallRun::failed(
+                    format!(
+                        "{} answered with a task, which the desk does not follow",
+                        conn.prefix
+                    ),
+                    exchanges,
+                );
+            }
+        }
+    }
+}
+
+fn protocol_error(
+    conn: &ServerConn,
+    error: &ServiceError,
+    exchanges: Vec<InputExchange>,
+) -> CallRun {
+    if let Some(capability) = missing_capability(error) {
+        return CallRun::failed(
+            format!(
+                "{} needs a client capability the desk does not declare: {capability}",
+                conn.prefix
+            ),
+            exchanges,
+        );
+    }
+    match error {
+        // The server refused the request itself (unknown tool, bad parameters): the model can act on that.
+        ServiceError::McpError(e) => CallRun {
+            outcome: Outcome::ToolError,
+            text: format!(
+                "{} refused the call: {} (code {})",
+                conn.prefix, e.message, e.code.0
+            ),
+            truncated: false,
+            exchanges,
+        },
+        other => CallRun::failed(
+            format!("the call to {} failed: {other}", conn.prefix),
+            exchanges,
+        ),
+    }
+}
+
+fn elicitation_message(params: &ElicitRequestParams) -> String {
+    match params {
+        ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+        ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+            format!("{message} ({url})")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The text a model reads from a result: its text blocks, else its structured content.
+pub fn result_text(result: &CallToolResult) -> String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect();
+    if !texts.is_empty() {
+        return texts.join("\n");
+    }
+    match &result.structured_content {
+        Some(value) => value.to_string(),
+        None if result.content.is_empty() => String::new(),
+        None => "[the tool answered with content that is not text]".to_owned(),
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, saying so.
+pub fn cap(text: String, max: usize) -> (String, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let rest = text.len() - end;
+    (
+        format!(
+            "{}\n[truncated by the desk: {rest} more bytes]",
+            &text[..end]
+        ),
+        true,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cap;
+
+    #[test]
+    fn long_results_are_cut_on_a_character_boundary_and_marked() {
+        let (text, truncated) = cap("é".repeat(10), 5);
+        assert!(truncated);
+        assert_eq!(text, "éé\n[truncated by the desk: 16 more bytes]");
+        assert_eq!(cap("short".into(), 5), ("short".to_owned(), false));
+    }
+}

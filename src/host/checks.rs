@@ -1,0 +1,937 @@
+//! The checks a draft reply must pass before staff may send it: the model's reply is its
+//! claim, the ticket's call log is what happened.
+//!
+//! A reply that promises a refund no call released, says a held, declined or failed call did
+//! its work, or states an amount no tool returned gets a finding, and any finding sends the
+//! ticket to a person. Handles the customer must never see (quote IDs) are stripped first.
+//! The scanning is plain word matching tuned to miss rather than to cry wolf: a sentence that
+//! is conditional, negative, a question or a quotation is never read as a promise.
+
+use serde_json::Value;
+
+use crate::host::api::Outcome;
+use crate::money::Cents;
+
+/// One tool call of this ticket as it really ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFact {
+    /// `prefix.tool`, as the model named it (`shop.issue_refund`).
+    pub tool: String,
+    pub outcome: Outcome,
+    pub arguments: serde_json::Map<String, Value>,
+    /// The text the tool returned, JSON or words.
+    pub result: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "check", rename_all = "snake_case")]
+pub enum Finding {
+    /// The reply tells the customer a refund is made or coming, but no issue_refund call in
+    /// this ticket returned a released refund.
+    RefundPromisedWithoutRefund { phrase: String },
+    /// The reply states an amount that no tool result (nor the ticket text) contained.
+    AmountNotFromTool { amount: String },
+    /// The reply claims something a declined or failed call would have done.
+    PromiseOfFailedCall { tool: String, phrase: String },
+    /// The reply says a refund is done or paid while the shop holds it for a lead.
+    HeldRefundCalledDone { phrase: String },
+}
+
+impl Finding {
+    /// One sentence for the person reviewing the draft: what is wrong and what to check.
+    pub fn reason(&self) -> String {
+        match self {
+            Finding::RefundPromisedWithoutRefund { phrase } => format!(
+                "The reply promises a refund (\"{phrase}\") but no refund was released in this ticket; check the call log and the order, and reword the reply or issue the refund."
+            ),
+            Finding::AmountNotFromTool { amount } => format!(
+                "The reply states EUR {amount}, which no tool result or the ticket contains; check the amount against the order or the quote."
+            ),
+            Finding::PromiseOfFailedCall { tool, phrase } => format!(
+                "The reply says \"{phrase}\" but {tool} did not succeed in this ticket; check the call log and tell the customer what really happened."
+            ),
+            Finding::HeldRefundCalledDone { phrase } => format!(
+                "The reply calls the refund done (\"{phrase}\") but the shop holds it for a lead; tell the customer it awaits a lead's review."
+            ),
+        }
+    }
+}
+
+/// A draft after the checks: the text the customer would get, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// The reply with handles stripped.
+    pub text: String,
+    pub findings: Vec<Finding>,
+}
+
+/// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body.
+/// Each kind of finding can arise once per phrase or amount, so none repeats.
+pub fn check_reply(draft: &str, calls: &[CallFact], ticket_text: &str) -> Checked {
+    let text = strip_handles(draft);
+    let mut findings = vec![];
+    let refunds: Vec<&CallFact> = calls
+        .iter()
+        .filter(|c| is_tool(c, "issue_refund"))
+        .collect();
+    let released = refunds.iter().any(|c| json_status(c) == Some("released"));
+    if let Some(phrase) = promises_refund(&text).filter(|_| !released) {
+        findings.push(Finding::RefundPromisedWithoutRefund {
+            phrase: phrase.clone(),
+        });
+        if refunds.iter().any(|c| refund_held(c)) {
+            findings.push(Finding::HeldRefundCalledDone { phrase });
+        } else if let Some(failed) = refunds.iter().find(|c| c.outcome != Outcome::Result) {
+            findings.push(Finding::PromiseOfFailedCall {
+                tool: failed.tool.clone(),
+                phrase,
+            });
+        }
+    }
+    for claim in ACTION_CLAIMS {
+        let done = |c: &CallFact| {
+            (is_tool(c, claim.tool) && c.outcome == Outcome::Result)
+                || json_status(c) == Some(claim.done_status)
+        };
+        let Some(phrase) = find_phrase(&text, claim.patterns).filter(|_| !calls.iter().any(done))
+        else {
+            continue;
+        };
+        let tried = calls.iter().find(|c| is_tool(c, claim.tool));
+        let tool = tried.map_or(claim.tool, |c| c.tool.as_str()).to_owned();
+        findings.push(Finding::PromiseOfFailedCall { tool, phrase });
+    }
+    let known = known_amounts(calls, ticket_text);
+    for amount in amounts_in_reply(&text)
+        .into_iter()
+        .filter(|a| !known.contains(a))
+    {
+        findings.push(Finding::AmountNotFromTool {
+            amount: amount.to_string(),
+        });
+    }
+    Checked { text, findings }
+}
+
+fn is_tool(call: &CallFact, tool: &str) -> bool {
+    call.tool.rsplit('.').next() == Some(tool)
+}
+
+/// The `status` a successful call's JSON result reports (`released`, `held`, `cancelled`).
+fn json_status(call: &CallFact) -> Option<&'static str> {
+    if call.outcome != Outcome::Result {
+        return None;
+    }
+    let value: Value = serde_json::from_str(&call.result).ok()?;
+    let status = value.get("status")?.as_str()?;
+    ["released", "held", "cancelled"]
+        .into_iter()
+        .find(|s| *s == status)
+}
+
+/// Held: the result says so, or the lead declined and the shop's error says it still holds it.
+fn refund_held(call: &CallFact) -> bool {
+    let text = call.result.to_ascii_lowercase();
+    json_status(call) == Some("held")
+        || (call.outcome == Outcome::ToolError && (text.contains("held") || text.contains("holds")))
+}
+
+/// An action a reply may claim, the tool that does it, and the status that shows it done.
+struct ActionClaim {
+    tool: &'static str,
+    done_status: &'static str,
+    patterns: &'static [&'static str],
+}
+
+const ACTION_CLAIMS: &[ActionClaim] = &[ActionClaim {
+    tool: "cancel_order",
+    done_status: "cancelled",
+    patterns: &[
+        "have|has cancelled|canceled ~2 order|orders",
+        "cancelled|canceled your|the|this|that ~1 order|orders",
+        "order|orders ~3 has|have|is|are|was been|now|already cancelled|canceled",
+        "order|orders ~3 has|have|is|are|was cancelled|canceled",
+        "will cancel ~2 order|orders",
+    ],
+}];
+
+// Patterns are words in order; `a|b` is either word, `~N` skips up to N words, `#amt` is an
+// amount. Words are lower case with contractions spelled out ("we'll" reads "we will").
+const REFUND_VERBS: &str = "issued|processed|approved|released|made|sent|paid|credited|completed|initiated|transferred|refunded|reimbursed|returned|submitted";
+const REFUND_PROMISES: &[&str] = &[
+    "will|shall be refunded|reimbursed|credited",
+    "has|have been refunded|reimbursed|credited",
+    "is|are being refunded|reimbursed|credited",
+    "has|have refunded|reimbursed|credited",
+    "are|am|is refunding",
+    "will|shall refund|reimburse",
+    "will|shall issue|process|release|send|pay|arrange|initiate ~2 refund|refunds",
+    "issued|processed|released|approved|initiated|sent|made|arranged|completed ~2 refund|refunds",
+    "refund|refunds ~4 will|has|have|was|were|is|are be|been|being @verbs",
+    "refund|refunds ~4 has|have|was|were|is|are @verbs",
+    "refund|refunds ~2 will be #amt",
+    "refund|refunds of ~3 will",
+    "refund|refunds|money|payment ~2 is|are on its|the|their way",
+    "refund|refunds|money ~3 will|should reach|arrive|appear|show|land",
+    "amount|money|sum|total ~4 will|has|have be|been refunded|credited|returned|reimbursed",
+    "you will|should receive|get|see|have ~3 refund|refunds|money|credit",
+    "money back within|in|by",
+];
+
+/// Words that make a whole sentence conditional or pending: not a promise.
+const CONDITIONAL: &str = "would could might if once unless whether await awaits awaiting waiting \
+    pending held hold holds review approval approve approves lead leads manager supervisor";
+/// Words that negate a match when they come inside it or up to five words before it.
+const NEGATIONS: &str = "not never no nothing cannot unable";
+const NEGATION_REACH: usize = 5;
+/// A skip in a pattern never crosses into another clause: "a refund for the mug that was returned".
+const CLAUSE_BREAKS: &str = "that which who and but because since so while when";
+/// "a refund quote" or "your refund request" is not a refund.
+const NOT_A_REFUND: &str = "quote quotes request requests policy form limit";
+
+/// Is `word` one of the space-separated (or `|`-separated) words of `list`?
+fn listed(list: &str, word: &str) -> bool {
+    list.split([' ', '|']).any(|w| w == word)
+}
+
+/// Does the text promise a refund? Returns the matched phrase.
+pub fn promises_refund(text: &str) -> Option<String> {
+    find_phrase(text, REFUND_PROMISES)
+}
+
+struct Word {
+    norm: String,
+    start: usize,
+    end: usize,
+    quoted: bool,
+}
+
+#[derive(Default)]
+struct Sentence {
+    words: Vec<Word>,
+    question: bool,
+}
+
+/// The earliest (then longest) match of any pattern in a sentence that asserts it.
+fn find_phrase(text: &str, patterns: &[&str]) -> Option<String> {
+    for sentence in sentences(text).iter().filter(|s| !s.question) {
+        let words = &sentence.words;
+        for start in 0..words.len() {
+            let end = patterns
+                .iter()
+                .filter_map(|p| match_steps(words, start, &p.split(' ').collect::<Vec<_>>()))
+                .max();
+            let Some(end) = end else { continue };
+            let last = &words[end - 1].norm;
+            let next = words.get(end).map(|w| w.norm.as_str());
+            let not_a_refund =
+                last.starts_with("refund") && next.is_some_and(|n| listed(NOT_A_REFUND, n));
+            if words[start..end].iter().any(|w| w.quoted)
+                || not_a_refund
+                || hedged(words, start, end)
+            {
+                continue;
+            }
+            return Some(text[words[start].start..words[end - 1].end].to_owned());
+        }
+    }
+    None
+}
+
+fn match_steps(words: &[Word], at: usize, steps: &[&str]) -> Option<usize> {
+    let Some((step, rest)) = steps.split_first() else {
+        return Some(at);
+    };
+    if let Some(max) = step.strip_prefix('~') {
+        let max: usize = max.parse().unwrap_or(0);
+        return (0..=max)
+            .take_while(|&skip| {
+                at + skip <= words.len()
+                    && (skip == 0 || !listed(CLAUSE_BREAKS, &words[at + skip - 1].norm))
+            })
+            .find_map(|skip| match_steps(words, at + skip, rest));
+    }
+    let word = words.get(at)?.norm.as_str();
+    let fits = match *step {
+        "#amt" => {
+            word.starts_with(['€', '$', '£'])
+                || word.starts_with(|c: char| c.is_ascii_digit())
+                || word == "eur"
+        }
+        "@verbs" => listed(REFUND_VERBS, word),
+        alternatives => listed(alternatives, word),
+    };
+    if fits {
+        match_steps(words, at + 1, rest)
+    } else {
+        None
+    }
+}
+
+fn hedged(words: &[Word], start: usize, end: usize) -> bool {
+    let norm = |k: usize| words.get(k).map_or("", |w| w.norm.as_str());
+    (0..words.len()).any(|k| match norm(k) {
+        // Courtesy, not a condition: "if you have any questions", "if there is anything".
+        "if" => {
+            !(norm(k + 1) == "there"
+                || norm(k + 1).starts_with("any")
+                || (norm(k + 1) == "you" && (norm(k + 2) == "need" || norm(k + 3) == "any")))
+        }
+        "subject" => norm(k + 1) == "to",
+        "no" if norm(k + 1) == "later" => false,
+        "not" if matches!(norm(k + 1), "worry" | "hesitate") => false,
+        w if listed(NEGATIONS, w) => k < end && k + NEGATION_REACH >= start,
+        w => listed(CONDITIONAL, w),
+    })
+}
+
+/// Lines and sentences of the text as normalised words that remember where they stood.
+/// Lines quoted email-style (`> …`) and words inside quotation marks are marked quoted.
+fn sentences(text: &str) -> Vec<Sentence> {
+    let mut out = vec![];
+    let mut current = Sentence::default();
+    for line in text.split('\n') {
+        let quoted_line = line.trim_start().starts_with('>');
+        let mut in_quotes = false;
+        for raw in line.split_whitespace() {
+            let offset = raw.as_ptr() as usize - text.as_ptr() as usize;
+            let core_from = raw.len()
+                - raw
+                    .trim_start_matches(|c: char| !c.is_alphanumeric() && !"€$£".contains(c))
+                    .len();
+            let core = raw[core_from..].trim_end_matches(|c: char| !c.is_alphanumeric());
+            let trail = &raw[core_from + core.len()..];
+            in_quotes |= raw[..core_from].contains(['"', '“', '„', '«']);
+            let quoted = in_quotes || quoted_line;
+            in_quotes &= !trail.contains(['"', '”', '»']);
+            for norm in spelled_out(core) {
+                let (start, end) = (offset + core_from, offset + core_from + core.len());
+                current.words.push(Word {
+                    norm,
+                    start,
+                    end,
+                    quoted,
+                });
+            }
+            if trail.contains(['.', '!', '?', ';'])
+                || (core.is_empty() && raw.contains(['.', '!', '?', ';']))
+            {
+                current.question = trail.contains('?') || (core.is_empty() && raw.contains('?'));
+                out.push(std::mem::take(&mut current));
+            }
+        }
+        out.push(std::mem::take(&mut current));
+    }
+    out
+}
+
+/// Lower case, with contractions spelled out: "won't" → "will not", "we've" → "we have".
+fn spelled_out(core: &str) -> Vec<String> {
+    if core.is_empty() {
+        return vec![];
+    }
+    let word = core.to_lowercase().replace(['’', '‘'], "'");
+    let two = |a: &str, b: &str| vec![a.to_owned(), b.to_owned()];
+    match word.as_str() {
+        "can't" | "cannot" => return two("can", "not"),
+        "won't" => return two("will", "not"),
+        "shan't" => return two("shall", "not"),
+        _ => {}
+    }
+    let endings = [
+        ("n't", "not"),
+        ("'ll", "will"),
+        ("'ve", "have"),
+        ("'re", "are"),
+        ("'m", "am"),
+        ("'d", "would"),
+        ("'s", "is"),
+    ];
+    for (ending, full) in endings {
+        if let Some(base) = word.strip_suffix(ending).filter(|b| !b.is_empty()) {
+            let is_verb = ending != "'s"
+                || matches!(
+                    base,
+                    "it" | "that" | "there" | "here" | "what" | "he" | "she" | "who"
+                );
+            return if is_verb {
+                two(base, full)
+            } else {
+                vec![base.to_owned()]
+            };
+        }
+    }
+    vec![word]
+}
+
+/// Amounts the reply states: with a currency sign or word, or plain `d.dd` next to refund words.
+fn amounts_in_reply(text: &str) -> Vec<Cents> {
+    let mut found = vec![];
+    for number in numbers(text) {
+        let Some((cents, with_cents)) = parse_amount(number.run) else {
+            continue;
+        };
+        let before: Vec<String> = words_around(&text[..number.start]).rev().take(4).collect();
+        let after: Vec<String> = words_around(&text[number.end..]).take(3).collect();
+        let refund_word = |w: &String| {
+            ["refund", "reimburs", "credit"]
+                .iter()
+                .any(|p| w.starts_with(p))
+                || ["amount", "total", "sum"].contains(&w.as_str())
+        };
+        let date = before.first().is_some_and(|w| {
+            [
+                "on", "at", "since", "from", "until", "by", "before", "after",
+            ]
+            .contains(&w.as_str())
+        });
+        let percent = after.first().is_some_and(|w| w == "percent");
+        let plain = with_cents && !date && !percent && before.iter().chain(&after).any(refund_word);
+        if (number.currency || plain) && !found.contains(&cents) {
+            found.push(cents);
+        }
+    }
+    found
+}
+
+fn words_around(text: &str) -> impl DoubleEndedIterator<Item = String> + '_ {
+    text.split_whitespace().map(|w| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    })
+}
+
+/// Every amount a tool returned or the customer wrote: `d.dd` anywhere, whole amounts with a
+/// currency, and JSON numbers with a fraction.
+fn known_amounts(calls: &[CallFact], ticket_text: &str) -> Vec<Cents> {
+    let mut known = vec![];
+    for text in calls.iter().map(|c| c.result.as_str()).chain([ticket_text]) {
+        for number in numbers(text) {
+            match parse_amount(number.run) {
+                Some((cents, with_cents)) if with_cents || number.currency => known.push(cents),
+                _ => {}
+            }
+        }
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            json_fractions(&value, &mut known);
+        }
+    }
+    known
+}
+
+fn json_fractions(value: &Value, into: &mut Vec<Cents>) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64().filter(|f| (0.0..1e10).contains(f)) {
+                into.push(Cents((f * 100.0).round() as i64));
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| json_fractions(v, into)),
+        Value::Object(map) => map.values().for_each(|v| json_fractions(v, into)),
+        _ => {}
+    }
+}
+
+/// A run of digits (with `.` or `,` between digits) that stands on its own.
+struct Number<'a> {
+    start: usize,
+    end: usize,
+    run: &'a str,
+    currency: bool,
+}
+
+const CURRENCY_WORDS: [&str; 7] = ["eur", "euro", "euros", "usd", "dollar", "dollars", "gbp"];
+
+/// Numbers glued to letters, dashes, slashes, colons, `+`, `#` or `%` are IDs, SKUs, tracking
+/// and phone numbers, dates, times or percentages, and are left out.
+fn numbers(text: &str) -> Vec<Number<'_>> {
+    let bytes = text.as_bytes();
+    let mut found = vec![];
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len()
+            && (bytes[i].is_ascii_digit()
+                || (matches!(bytes[i], b'.' | b',')
+                    && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)))
+        {
+            i += 1;
+        }
+        let head = &text[..start];
+        let head = head.strip_suffix([' ', '\u{a0}']).unwrap_or(head);
+        let word_before = &head[head
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .len()..];
+        let sign_before = head.ends_with(['€', '$', '£'])
+            || CURRENCY_WORDS
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(word_before));
+        let tail = &text[i..];
+        let tail = tail.strip_prefix([' ', '\u{a0}']).unwrap_or(tail);
+        let word_after = &tail[..tail.len()
+            - tail
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .len()];
+        let sign_after = tail.starts_with(['€', '$', '£'])
+            || CURRENCY_WORDS
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(word_after));
+        let prev = start.checked_sub(1).map(|p| bytes[p]);
+        let next = bytes.get(i).copied();
+        let glued_before = prev.is_some_and(|b| {
+            b"-_/:+#.,".contains(&b) || (b.is_ascii_alphanumeric() && !sign_before)
+        });
+        let glued_after = next
+            .is_some_and(|b| b"-_/:%".contains(&b) || (b.is_ascii_alphanumeric() && !sign_after));
+        if !glued_before && !glued_after {
+            found.push(Number {
+                start,
+                end: i,
+                run: &text[start..i],
+                currency: sign_before || sign_after,
+            });
+        }
+    }
+    found
+}
+
+/// Reads `24.90`, `24,90`, `1,234.56`, `1.234,56` or `150`; says whether cents were written.
+fn parse_amount(run: &str) -> Option<(Cents, bool)> {
+    let (whole, cents) = match run.rfind(['.', ',']) {
+        Some(p) if run.len() - p == 3 => (&run[..p], Some(&run[p + 1..])),
+        _ => (run, None),
+    };
+    let groups: Vec<&str> = whole.split(['.', ',']).collect();
+    if groups.len() > 1 {
+        let mark = &run[run.len() - 3..run.len() - 2];
+        let mixed = whole.contains('.') && whole.contains(',');
+        if mixed
+            || (cents.is_some() && whole.contains(mark))
+            || groups[0].is_empty()
+            || groups[0].len() > 3
+            || groups[1..].iter().any(|g| g.len() != 3)
+        {
+            return None;
+        }
+    }
+    let digits = groups.concat();
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let cents_text = cents.unwrap_or("00");
+    format!("{digits}.{cents_text}")
+        .parse::<Cents>()
+        .ok()
+        .map(|c| (c, cents.is_some()))
+}
+
+/// Removes handles the customer must never see: quote IDs (`Q-` and 10 hex digits, any case),
+/// tidying the spaces, brackets and punctuation they leave behind.
+pub fn strip_handles(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((start, end)) = find_quote_id(rest) {
+        out.push_str(&rest[..start]);
+        rest = close_seam(&mut out, &rest[end..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+fn find_quote_id(text: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let word_byte = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    (0..bytes.len().saturating_sub(11)).find_map(|i| {
+        let hex = bytes.get(i + 2..i + 12)?;
+        let shaped = matches!(bytes[i], b'Q' | b'q')
+            && bytes[i + 1] == b'-'
+            && hex.iter().all(u8::is_ascii_hexdigit);
+        let alone =
+            (i == 0 || !word_byte(&bytes[i - 1])) && !bytes.get(i + 12).is_some_and(word_byte);
+        (shaped && alone).then_some((i, i + 12))
+    })
+}
+
+/// Joins the text before a removed handle (`out`) with the text after it, returning what of
+/// the rest is still to copy: no empty brackets, doubled commas or stray spaces.
+fn close_seam<'a>(out: &mut String, rest: &'a str) -> &'a str {
+    let spaced_before = out.ends_with([' ', '\t']);
+    trim_end_spaces(out);
+    for label in ["quote_id:", "quote_id=", "quote_id"] {
+        if out.to_ascii_lowercase().ends_with(label) {
+            out.truncate(out.len() - label.len());
+            trim_end_spaces(out);
+            break;
+        }
+    }
+    let spaced_after = rest.starts_with([' ', '\t']);
+    let mut rest = rest.trim_start_matches([' ', '\t']);
+    match (out.chars().last(), rest.chars().next()) {
+        (Some('(' | '['), Some(')' | ']')) => {
+            out.pop();
+            trim_end_spaces(out);
+            rest = &rest[1..];
+        }
+        (Some('(' | '['), Some(',' | ';')) => rest = rest[1..].trim_start_matches(' '),
+        (Some(',' | ';'), Some(')' | ']' | '.' | '!' | '?' | ':')) => {
+            out.pop();
+        }
+        (Some(','), Some(',')) => {
+            out.pop();
+            rest = &rest[1..];
+        }
+        (Some(':'), Some('.' | '\n') | None) => {
+            out.pop();
+        }
+        (None | Some('\n'), Some(',' | ':' | ';')) => rest = &rest[1..],
+        _ => {}
+    }
+    let rest_spaced = rest.starts_with([' ', '\t']);
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let joins_words = !rest.starts_with(['.', ',', ';', ':', '!', '?', ')', ']', '\n'])
+        && !rest.is_empty()
+        && !out.is_empty()
+        && !out.ends_with(['\n', '(', '[']);
+    if joins_words && (spaced_before || spaced_after || rest_spaced) {
+        out.push(' ');
+    }
+    rest
+}
+
+fn trim_end_spaces(out: &mut String) {
+    out.truncate(out.trim_end_matches([' ', '\t']).len());
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(tool: &str, outcome: Outcome, result: &str) -> CallFact {
+        let (tool, result) = (tool.to_owned(), result.to_owned());
+        CallFact {
+            tool,
+            outcome,
+            arguments: serde_json::Map::new(),
+            result,
+        }
+    }
+
+    fn quote(amount: &str) -> CallFact {
+        let result = json!({"quote_id": "Q-1a2b3c4d5e", "order_id": "O-1873", "amount": amount, "currency": "EUR"});
+        call("shop.quote_refund", Outcome::Result, &result.to_string())
+    }
+
+    fn refund(status: &str, amount: &str) -> CallFact {
+        let result = json!({"refund_id": "R-0001", "order_id": "O-1873", "amount": amount, "status": status});
+        call("shop.issue_refund", Outcome::Result, &result.to_string())
+    }
+
+    fn findings(draft: &str, calls: &[CallFact]) -> Vec<Finding> {
+        check_reply(
+            draft,
+            calls,
+            "The mug arrived broken, I paid 24,90€. Can I get a refund?",
+        )
+        .findings
+    }
+
+    fn promised(phrase: &str) -> Finding {
+        Finding::RefundPromisedWithoutRefund {
+            phrase: phrase.into(),
+        }
+    }
+
+    /// Ticket T-0048's reply in the chapter's queue run: no refund ran, and no tool said 161.96.
+    const T0048_REPLY: &str = "I've checked your order O-1864, which was delivered on May 17, 2026. Since it's a returned order, a refund is eligible. The total amount of $161.96 will be refunded to the original payment method. This refund is within the policy limit and will be processed immediately. You should see the refund within 5 working days.";
+
+    #[test]
+    fn the_chapters_reply_promises_a_refund_and_an_amount_no_tool_returned() {
+        let order = r#"{"order_id": "O-1864", "status": "returned", "total": "161.95"}"#;
+        let calls = [call("shop.get_order_status", Outcome::Result, order)];
+        let missing = Finding::AmountNotFromTool {
+            amount: "161.96".into(),
+        };
+        assert_eq!(
+            findings(T0048_REPLY, &calls),
+            [
+                promised("total amount of $161.96 will be refunded"),
+                missing
+            ]
+        );
+    }
+
+    #[test]
+    fn a_refund_promised_with_no_issue_refund_call_is_flagged() {
+        let draft = "Your refund of €24.90 has been issued.";
+        assert_eq!(
+            findings(draft, &[quote("24.90")]),
+            [promised("refund of €24.90 has been issued")]
+        );
+    }
+
+    #[test]
+    fn the_same_reply_after_a_released_refund_passes_with_its_quote_id_stripped() {
+        let calls = [quote("24.90"), refund("released", "24.90")];
+        let checked = check_reply(
+            "Your refund of €24.90 (quote Q-1a2b3c4d5e) has been issued.",
+            &calls,
+            "",
+        );
+        let text = "Your refund of €24.90 (quote) has been issued.".to_owned();
+        assert_eq!(
+            checked,
+            Checked {
+                text,
+                findings: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn a_held_refund_described_as_paid_is_flagged() {
+        let calls = [quote("180.00"), refund("held", "180.00")];
+        let phrase = "refund of EUR 180.00 has been paid";
+        let held = Finding::HeldRefundCalledDone {
+            phrase: phrase.into(),
+        };
+        assert_eq!(
+            findings(
+                "Good news: your refund of EUR 180.00 has been paid.",
+                &calls
+            ),
+            [promised(phrase), held]
+        );
+    }
+
+    #[test]
+    fn a_refund_the_lead_declined_is_held_not_done() {
+        let error = "The lead declined to release refund R-0002, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid.";
+        let calls = [
+            quote("180.00"),
+            call("shop.issue_refund", Outcome::ToolError, error),
+        ];
+        let held = Finding::HeldRefundCalledDone {
+            phrase: "released the refund".into(),
+        };
+        assert_eq!(
+            findings("I have released the refund to your card.", &calls),
+            [promised("released the refund"), held]
+        );
+    }
+
+    #[test]
+    fn a_held_refund_told_honestly_passes() {
+        let calls = [quote("180.00"), refund("held", "180.00")];
+        let draft = "Your refund of €180.00 awaits a lead's review. We will write again once it is released.";
+        assert_eq!(findings(draft, &calls), []);
+    }
+
+    #[test]
+    fn a_declined_refund_claimed_as_released_is_a_promise_of_a_failed_call() {
+        let calls = [
+            quote("24.90"),
+            call("shop.issue_refund", Outcome::Declined, ""),
+        ];
+        let failed = Finding::PromiseOfFailedCall {
+            tool: "shop.issue_refund".into(),
+            phrase: "released the refund".into(),
+        };
+        assert_eq!(
+            findings("I have released the refund of €24.90.", &calls),
+            [promised("released the refund"), failed]
+        );
+    }
+
+    #[test]
+    fn a_declined_cancellation_claimed_as_done_is_flagged() {
+        let calls = [call("shop.cancel_order", Outcome::Declined, "")];
+        let failed = Finding::PromiseOfFailedCall {
+            tool: "shop.cancel_order".into(),
+            phrase: "I've cancelled your order".into(),
+        };
+        assert_eq!(
+            findings("I've cancelled your order O-1873 as you asked.", &calls),
+            [failed]
+        );
+    }
+
+    #[test]
+    fn a_cancellation_claimed_with_no_call_at_all_names_the_missing_tool() {
+        let failed = Finding::PromiseOfFailedCall {
+            tool: "cancel_order".into(),
+            phrase: "order O-1873 has been cancelled".into(),
+        };
+        assert_eq!(
+            findings("Your order O-1873 has been cancelled.", &[]),
+            [failed]
+        );
+    }
+
+    #[test]
+    fn an_order_the_shop_reports_cancelled_may_be_called_cancelled() {
+        let order = r#"{"order_id": "O-1873", "status": "cancelled"}"#;
+        let calls = [call("shop.get_order_status", Outcome::Result, order)];
+        assert_eq!(
+            findings(
+                "Your order O-1873 was cancelled on May 3 and never charged.",
+                &calls
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn a_quoted_refund_stated_conditionally_passes() {
+        let draft = "The refund would be €24.90 for the mug. Shall I go ahead?";
+        assert_eq!(findings(draft, &[quote("24.90")]), []);
+    }
+
+    #[test]
+    fn an_invented_amount_is_flagged_once() {
+        let draft = "A refund would come to €30.00, or EUR 30 with shipping.";
+        assert_eq!(
+            findings(draft, &[quote("24.90")]),
+            [Finding::AmountNotFromTool {
+                amount: "30.00".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn amounts_from_the_ticket_or_any_tool_result_pass() {
+        let error = "Refund R-0003 of EUR 180.00 is above the EUR 150.00 limit, so the shop holds it until a lead releases it.";
+        let calls = [
+            call("shop.issue_refund", Outcome::ToolError, error),
+            call("x.price", Outcome::Result, r#"{"price": 12.5}"#),
+        ];
+        let draft = "You paid 24,90 € for the mug. Refunds above €150 wait for a lead, and €180.00 is above it. The refund for the lid would be 12.50.";
+        assert_eq!(findings(draft, &calls), []);
+    }
+
+    #[test]
+    fn money_is_read_in_every_way_it_is_written() {
+        let text = "€24.90, EUR 25.00, 26.00 EUR, 27,00 €, $161.96, 28.50 euros, €150, USD1,234.56, a refund of 12.50 and the total 9.99.";
+        let cents: Vec<i64> = amounts_in_reply(text).into_iter().map(|c| c.0).collect();
+        assert_eq!(
+            cents,
+            [
+                2490, 2500, 2600, 2700, 16196, 2850, 150_00, 1234_56, 1250, 999
+            ]
+        );
+    }
+
+    #[test]
+    fn dates_times_ids_phone_numbers_and_percentages_are_not_amounts() {
+        let text = "Order O-1873 (SKU KG-1031, 2 items) shipped on 17.05.2026 at 14:30 with tracking FX-48213377 \
+            and #1873; call +49 30 1234567. You get 10% off; the refund was booked on 12.05 and reaches you in 5 working days, by 2026.";
+        assert_eq!(amounts_in_reply(text), []);
+    }
+
+    /// Each line: a reply's sentence | the phrase that promises a refund.
+    const PROMISES: &str = "
+        The total amount of $161.96 will be refunded to your card. | total amount of $161.96 will be refunded
+        We have refunded the mug to your card. | have refunded
+        I’ve refunded €24.90 to your original payment method. | I’ve refunded
+        Your refund has been processed. | refund has been processed
+        Good news, the refund was approved today! | refund was approved
+        You'll receive a full refund within 5 working days. | You'll receive a full refund
+        Your refund is on its way! | refund is on its way
+        We'll refund the shipping cost as well. | We'll refund
+        I have processed your refund for order O-1873. | processed your refund
+        You will have your money back within 5 working days. | You will have your money
+        A refund of EUR 24.90 will reach your card soon. | refund of EUR 24.90 will reach
+        I have released the refund, and you should see it soon. | released the refund
+        Your refund of €24.90 has been issued, so there is no need to send anything back. | refund of €24.90 has been issued
+        Don’t worry: your refund is being processed. | refund is being processed
+        The shop will reimburse you for the postage. | will reimburse
+        Your refund will be €24.90. | refund will be €24.90
+        We're refunding the whole order. | We're refunding
+        The money will be credited to your card, and if you have any questions, just reply. | money will be credited
+        Thanks for waiting. Your refund is approved. | refund is approved";
+
+    #[test]
+    fn refund_promises_are_found_in_many_phrasings() {
+        for line in PROMISES.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let (text, phrase) = line.split_once(" | ").expect("each line is text | phrase");
+            assert_eq!(promises_refund(text).as_deref(), Some(phrase), "{text}");
+        }
+    }
+
+    /// Each line: a reply's sentence that must not read as a refund promise.
+    const NOT_PROMISES: &str = r#"
+        A refund would be €24.90.
+        The refund would come to €24.90 for the mug.
+        Your refund of €180.00 will be paid once a lead releases it.
+        The refund is waiting for a lead to approve it.
+        Unfortunately we cannot refund an order that has not been delivered.
+        If you'd like a refund, reply to this email and we will start one.
+        You asked: can I get a refund?
+        Your refund awaits a lead's review.
+        We have not refunded anything yet.
+        You wrote "please confirm the refund has been issued" and I checked the order.
+        > The refund has been issued, right
+        Your refund is held until a lead releases it; nothing has been paid yet.
+        Has the refund been processed?
+        We could refund the shipping if the parcel doesn't arrive by Friday.
+        No refund has been issued for this order.
+        I have sent you a refund quote for €24.90.
+        Your refund will be issued after a manager approves it.
+        You asked for a refund for the mug that was returned last week.
+        Your refund request is pending.
+        Refunds above €150.00 need a lead's approval.
+        Your parcel will be returned to the depot."#;
+
+    #[test]
+    fn conditional_negative_and_questioning_text_promises_nothing() {
+        for text in NOT_PROMISES
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
+            assert_eq!(promises_refund(text), None, "{text}");
+        }
+    }
+
+    /// Each line: a reply | the same reply with its quote IDs stripped.
+    const HANDLES: &str = "
+        your quote (Q-1a2b3c4d5e) is ready | your quote is ready
+        Quote Q-1A2B3C4D5E covers the mug. | Quote covers the mug.
+        The refund (€24.90, Q-1a2b3c4d5e) awaits a lead. | The refund (€24.90) awaits a lead.
+        The refund (Q-1a2b3c4d5e, €24.90) awaits a lead. | The refund (€24.90) awaits a lead.
+        Your quote, Q-1a2b3c4d5e, covers the mug. | Your quote covers the mug.
+        Your quote is Q-1a2b3c4d5e. | Your quote is.
+        quote_id: Q-1a2b3c4d5e, amount €24.90 | amount €24.90
+        Quotes Q-1a2b3c4d5e and q-abcdef0123 are ready. | Quotes and are ready.
+        Q-12345 is short, Q-1a2b3c4d5e6 long, SQ-1a2b3c4d5e and Q-1a2b3c4d5g no quote. | Q-12345 is short, Q-1a2b3c4d5e6 long, SQ-1a2b3c4d5e and Q-1a2b3c4d5g no quote.";
+
+    #[test]
+    fn quote_ids_are_stripped_wherever_they_stand_and_look_alikes_stay() {
+        for line in HANDLES.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let (text, stripped) = line
+                .split_once(" | ")
+                .expect("each line is text | stripped");
+            assert_eq!(strip_handles(text), stripped, "{text}");
+        }
+        assert_eq!(
+            strip_handles("Thanks!\nQ-1a2b3c4d5e: your quote\nBye"),
+            "Thanks!\nyour quote\nBye"
+        );
+    }
+
+    #[test]
+    fn findings_serialise_by_check_name_and_give_a_reason() {
+        let finding = Finding::AmountNotFromTool {
+            amount: "161.96".into(),
+        };
+        let expected = json!({"check": "amount_not_from_tool", "amount": "161.96"});
+        assert_eq!(serde_json::to_value(&finding).ok(), Some(expected));
+        let reason = "The reply states EUR 161.96, which no tool result or the ticket contains; check the amount against the order or the quote.";
+        assert_eq!(finding.reason(), reason);
+    }
+}

@@ -1,0 +1,942 @@
+//! The host itself: its servers, the tools they offer under the host's names, the consent
+//! gate, the model, and the bounded loop that works one ticket.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{ReadResourceRequestParams, ResourceContents, Role, Tool};
+use serde_json::{Map, Value};
+use tokio::sync::{Mutex, RwLock, Semaphore, mpsc};
+
+use super::api::{ConsentAnswer, ConsentAsk, Outcome, Pending, Question, ServerSummary};
+use super::calls::{self, CallPlan};
+use super::checks::{self, CallFact, Finding};
+use super::consent::{self, ConsentGate, Pins, Verdict};
+use super::desk_state::DeskState;
+use super::events::{HostEvent, Step};
+use super::names::{NameTable, ToolName};
+use super::prompt::{self, Attached};
+use super::servers::ServerConn;
+use crate::config::DeskConfig;
+use crate::model::Model;
+use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec, tool_response_block};
+use crate::recording::{Event, Recorder};
+use crate::shop::data::Ticket;
+
+/// The tools of one server, as last listed.
+struct Offered {
+    conn: Arc<ServerConn>,
+    tool: Tool,
+}
+
+pub struct Host {
+    pub config: DeskConfig,
+    servers: Vec<Arc<ServerConn>>,
+    summaries: Vec<ServerSummary>,
+    tools: RwLock<(NameTable, BTreeMap<ToolName, Offered>)>,
+    pins: Mutex<Pins>,
+    gate: ConsentGate,
+    model: Model,
+    recorder: Option<Recorder>,
+    questions: mpsc::Sender<Question>,
+    events: mpsc::UnboundedSender<HostEvent>,
+    attached: Vec<Attached>,
+    extra: Mutex<BTreeMap<String, Vec<Attached>>>,
+    state: Option<DeskState>,
+    tickets: Vec<Ticket>,
+    request_counter: std::sync::atomic::AtomicU64,
+    /// Every event of this run, also when nothing is recorded to a file.
+    log: std::sync::Mutex<Vec<Event>>,
+}
+
+/// Where the host keeps what outlives it: pins, remembered server revisions, desk state.
+#[derive(Debug, Clone, Default)]
+pub struct Storage {
+    pub data_dir: Option<PathBuf>,
+}
+
+/// How one ticket went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TicketRun {
+    pub ticket: String,
+    pub model_calls: u32,
+    pub draft: Option<String>,
+    pub findings: Vec<Finding>,
+    pub stopped_at_turn_limit: bool,
+    pub error: Option<String>,
+}
+
+impl Host {
+    /// Connects every enabled server; a server that fails is reported and left out, and the
+    /// rest of the desk keeps working.
+    pub async fn start(
+        config: DeskConfig,
+        model: Model,
+        tickets: Vec<Ticket>,
+        storage: Storage,
+        recorder: Option<Recorder>,
+        questions: mpsc::Sender<Question>,
+        events: mpsc::UnboundedSender<HostEvent>,
+    ) -> Arc<Self> {
+        let mut servers = Vec::new();
+        let mut summaries = Vec::new();
+        for (prefix, server) in config.enabled_servers() {
+            match ServerConn::connect(prefix, server, questions.clone(), storage.data_dir.clone())
+                .await
+            {
+                Ok(conn) => servers.push(Arc::new(conn)),
+                Err(e) => {
+                    tracing::error!(server = %prefix, error = %e, "server left out");
+                    summaries.push(ServerSummary {
+                        prefix: prefix.clone(),
+                        origin: server.origin(),
+                        name: None,
+                        revision: None,
+                        tools: vec![],
+                        error: Some(e.to_string()),
+                    });
+                }
+            }
+        }
+        let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
+        let state = storage.data_dir.as_ref().and_then(|dir| {
+            DeskState::open(&dir.join("desk.sqlite3"), &dir.join("outbox.jsonl"))
+                .map_err(|e| tracing::error!(error = %e, "desk state unavailable; ticket states will not be kept"))
+                .ok()
+        });
+        let host = Self {
+            gate: ConsentGate::new(config.consent.allow.iter().cloned()),
+            config,
+            servers,
+            summaries,
+            tools: RwLock::new((NameTable::default(), BTreeMap::new())),
+            pins: Mutex::new(pins),
+            model,
+            recorder,
+            questions,
+            events,
+            attached: Vec::new(),
+            extra: Mutex::new(BTreeMap::new()),
+            state,
+            tickets,
+            request_counter: Default::default(),
+            log: Default::default(),
+        };
+        let mut host = host;
+        host.refresh_tools().await;
+        host.attached = host.attach_marked_resources().await;
+        for conn in &host.servers {
+            let live = conn.current().await;
+            host.summaries.push(ServerSummary {
+                prefix: conn.prefix.clone(),
+                origin: conn.origin.clone(),
+                name: live.as_ref().and_then(|l| l.name.clone()),
+                revision: live.as_ref().map(|l| l.revision.clone()),
+                tools: live
+                    .as_ref()
+                    .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
+                    .unwrap_or_default(),
+                error: None,
+            });
+        }
+        host.summaries.sort_by(|a, b| a.prefix.cmp(&b.prefix));
+        let _ = host.events.send(HostEvent::Servers(host.summaries.clone()));
+        Arc::new(host)
+    }
+
+    pub fn servers(&self) -> &[ServerSummary] {
+        &self.summaries
+    }
+
+    pub fn tickets(&self) -> &[Ticket] {
+        &self.tickets
+    }
+
+    pub fn attached(&self) -> &[Attached] {
+        &self.attached
+    }
+
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_ref()
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Lists every server's tools again and rebuilds the names. Called between tickets, so
+    /// a changed list never changes the tools under a ticket being worked.
+    pub async fn refresh_tools(&self) {
+        let mut offered = BTreeMap::new();
+        let mut lists = Vec::new();
+        let mut pins = self.pins.lock().await;
+        for conn in &self.servers {
+            let tools = match conn.live().await {
+                Ok(live) => match live.service.list_all_tools().await {
+                    Ok(tools) => tools,
+                    Err(e) => {
+                        tracing::warn!(server = %conn.prefix, error = %e, "listing tools failed; keeping the last list");
+                        live.tools.clone()
+                    }
+                },
+                Err(e) => {
+                    tracing::warn!(server = %conn.prefix, error = %e, "server unavailable; its tools are left out");
+                    continue;
+                }
+            };
+            tracing::info!(server = %conn.prefix, tools = tools.len(), "tool list");
+            lists.push((
+                conn.prefix.as_str(),
+                tools.iter().map(|t| t.name.to_string()).collect(),
+            ));
+            for tool in tools {
+                let name = ToolName::new(conn.prefix.clone(), tool.name.to_string());
+                if let consent::PinStatus::Changed(_) = pins.check(&name, &tool) {
+                    tracing::warn!(tool = %name, "tool definition changed since it was pinned; blocked until approved");
+                }
+                offered.insert(
+                    name,
+                    Offered {
+                        conn: Arc::clone(conn),
+                        tool,
+                    },
+                );
+            }
+        }
+        drop(pins);
+        *self.tools.write().await = (NameTable::new(lists), offered);
+    }
+
+    async fn attach_marked_resources(&self) -> Vec<Attached> {
+        let limits = &self.config.limits;
+        let mut attached = Vec::new();
+        for conn in &self.servers {
+            let trusted = self
+                .config
+                .servers
+                .get(&conn.prefix)
+                .is_some_and(|s| s.attach_resources);
+            let Ok(live) = conn.live().await else {
+                continue;
+            };
+            if !trusted
+                || live
+                    .service
+                    .peer_info()
+                    .and_then(|i| i.capabilities.resources.clone())
+                    .is_none()
+            {
+                continue;
+            }
+            let resources = match live.service.list_all_resources().await {
+                Ok(resources) => resources,
+                Err(e) => {
+                    tracing::warn!(server = %conn.prefix, error = %e, "listing resources failed");
+                    continue;
+                }
+            };
+            for resource in resources {
+                let Some(annotations) = &resource.annotations else {
+                    continue;
+                };
+                let for_assistant = annotations
+                    .audience
+                    .as_ref()
+                    .is_some_and(|a| a.contains(&Role::Assistant));
+                if !for_assistant || annotations.priority.unwrap_or(0.0) < limits.attach_priority {
+                    continue;
+                }
+                match self.read_resource(conn, &resource.uri).await {
+                    Ok(text) if text.len() <= limits.attach_max_bytes => attached.push(Attached {
+                        server: conn.prefix.clone(),
+                        uri: resource.uri.clone(),
+                        title: resource
+                            .title
+                            .clone()
+                            .unwrap_or_else(|| resource.name.clone()),
+                        text,
+                    }),
+                    Ok(text) => tracing::warn!(
+                        uri = %resource.uri, bytes = text.len(), cap = limits.attach_max_bytes,
+                        "resource marked for the assistant is over the size cap; not attached"
+                    ),
+                    Err(e) => {
+                        tracing::warn!(uri = %resource.uri, error = %e, "reading a resource failed")
+                    }
+                }
+            }
+        }
+        attached
+    }
+
+    /// Reads a resource as text, through the client's cache.
+    pub async fn read_resource(&self, conn: &ServerConn, uri: &str) -> Result<String, String> {
+        let live = conn.live().await.map_err(|e| e.to_string())?;
+        let result = live
+            .service
+            .read_resource(ReadResourceRequestParams::new(uri.to_owned()))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(result
+            .contents
+            .iter()
+            .map(|c| match c {
+                ResourceContents::TextResourceContents { text, .. } => text.clone(),
+                _ => "[binary content]".to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    /// Adds one resource to one ticket's context.
+    pub async fn attach_to_ticket(
+        &self,
+        ticket: &str,
+        server: &str,
+        uri: &str,
+    ) -> Result<(), String> {
+        let conn = self
+            .server(server)
+            .ok_or_else(|| format!("there is no server '{server}'"))?;
+        let text = self.read_resource(&conn, uri).await?;
+        let text = calls::cap(text, self.config.limits.attach_max_bytes).0;
+        self.extra
+            .lock()
+            .await
+            .entry(ticket.to_owned())
+            .or_default()
+            .push(Attached {
+                server: server.to_owned(),
+                uri: uri.to_owned(),
+                title: uri.to_owned(),
+                text,
+            });
+        Ok(())
+    }
+
+    fn server(&self, prefix: &str) -> Option<Arc<ServerConn>> {
+        self.servers.iter().find(|s| s.prefix == prefix).cloned()
+    }
+
+    fn emit(&self, ticket: &str, turn: u32, step: Step) {
+        let _ = self.events.send(HostEvent::Turn {
+            ticket: ticket.to_owned(),
+            turn,
+            step,
+        });
+    }
+
+    fn record(&self, event: Event) {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event.clone());
+        if let Some(recorder) = &self.recorder
+            && let Err(e) = recorder.write(&event)
+        {
+            tracing::error!(error = %e, "could not write to the recording");
+        }
+    }
+
+    async fn tool_specs(&self) -> Vec<ToolSpec> {
+        let tools = self.tools.read().await;
+        let (names, offered) = &*tools;
+        names
+            .canonical()
+            .filter_map(|name| {
+                let offered = offered.get(name)?;
+                Some(ToolSpec {
+                    name: name.to_string(),
+                    wire_name: names.wire_name(name)?.to_owned(),
+                    description: offered
+                        .tool
+                        .description
+                        .as_deref()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    input_schema: Value::Object((*offered.tool.input_schema).clone()),
+                })
+            })
+            .collect()
+    }
+
+    /// Works a list of tickets (all when empty), `concurrency` at a time.
+    pub async fn work_queue(
+        self: &Arc<Self>,
+        ids: &[String],
+        concurrency: usize,
+    ) -> Vec<TicketRun> {
+        let tickets: Vec<Ticket> = if ids.is_empty() {
+            self.tickets.clone()
+        } else {
+            ids.iter()
+                .filter_map(|id| self.tickets.iter().find(|t| &t.ticket_id == id).cloned())
+                .collect()
+        };
+        let gate = Arc::new(Semaphore::new(concurrency.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, ticket) in tickets.into_iter().enumerate() {
+            let host = Arc::clone(self);
+            let gate = Arc::clone(&gate);
+            tasks.spawn(async move {
+                let _permit = gate
+                    .acquire_owned()
+                    .await
+                    .expect("the queue's semaphore is never closed");
+                (index, host.work_ticket(&ticket, None).await)
+            });
+        }
+        let mut runs: Vec<(usize, TicketRun)> = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok(run) => runs.push(run),
+                Err(e) => tracing::error!(error = %e, "a ticket's task failed"),
+            }
+        }
+        runs.sort_by_key(|(index, _)| *index);
+        runs.into_iter().map(|(_, run)| run).collect()
+    }
+
+    /// Works one ticket: at most `model_calls_per_ticket` model calls, every tool call routed,
+    /// gated and timed, every outcome back to the model, the last words checked as a draft.
+    /// `extra_prompt` is a server prompt a person chose to run for this ticket.
+    pub async fn work_ticket(&self, ticket: &Ticket, extra_prompt: Option<String>) -> TicketRun {
+        let id = ticket.ticket_id.as_str();
+        if extra_prompt.is_none() || self.tools.read().await.0.is_empty() {
+            self.refresh_tools().await;
+        }
+        let limits = self.config.limits.clone();
+        let specs = self.tool_specs().await;
+        let mut attached = self.attached.clone();
+        attached.extend(self.extra.lock().await.get(id).cloned().unwrap_or_default());
+        let system = prompt::system_prompt(&specs, &attached, limits.model_calls_per_ticket);
+        let tool_list_chars: usize = specs
+            .iter()
+            .map(|s| s.name.len() + s.description.len() + s.input_schema.to_string().len())
+            .sum();
+        let context_chars: usize = attached.iter().map(|a| a.text.len()).sum();
+        let mut messages = vec![
+            Message::System { content: system },
+            Message::User {
+                content: prompt::ticket_message(ticket),
+            },
+        ];
+        if let Some(extra) = extra_prompt {
+            messages.push(Message::User { content: extra });
+        }
+        if let Some(state) = &self.state
+            && let Err(e) = state.started(id)
+        {
+            tracing::warn!(ticket = id, error = %e, "desk state not updated");
+        }
+        let _ = self.events.send(HostEvent::Started {
+            ticket: id.to_owned(),
+        });
+        self.record(Event::TicketStarted {
+            ticket: id.to_owned(),
+            tools: specs.iter().map(|s| s.name.clone()).collect(),
+            attached: attached.iter().map(|a| a.uri.clone()).collect(),
+        });
+
+        let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
+        let mut seen: Vec<String> = vec![ticket_text.clone(), ticket.customer_id.clone()];
+        let mut facts: Vec<CallFact> = Vec::new();
+        let mut run = TicketRun {
+            ticket: id.to_owned(),
+            model_calls: 0,
+            draft: None,
+            findings: vec![],
+            stopped_at_turn_limit: false,
+            error: None,
+        };
+        for turn in 1..=limits.model_calls_per_ticket {
+            let request = ChatRequest {
+                messages: messages.clone(),
+                tools: specs.clone(),
+            };
+            tracing::info!(
+                ticket = id,
+                turn,
+                tools = specs.len(),
+                tool_list_chars,
+                context_chars,
+                "model call"
+            );
+            self.emit(
+                id,
+                turn,
+                Step::ModelAsked {
+                    tool_list_chars,
+                    context_chars,
+                },
+            );
+            let started = Instant::now();
+            let reply =
+                tokio::time::timeout(limits.model_timeout(), self.model.reply(id, turn, &request))
+                    .await;
+            run.model_calls = turn;
+            let reply = match reply {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(e)) => {
+                    run.error = Some(e.to_string());
+                    break;
+                }
+                Err(_) => {
+                    run.error = Some(format!(
+                        "the model did not answer within {} s",
+                        limits.model_timeout_secs
+                    ));
+                    break;
+                }
+            };
+            self.record(Event::ModelCall {
+                ticket: id.to_owned(),
+                turn,
+                messages_hash: request.hash(),
+                reply: reply.clone(),
+                seconds: started.elapsed().as_secs_f64(),
+                tool_list_chars,
+                context_chars,
+            });
+            match reply {
+                Reply::Words { content } => {
+                    self.emit(
+                        id,
+                        turn,
+                        Step::ModelSaid {
+                            words: content.clone(),
+                        },
+                    );
+                    run.draft = Some(content);
+                    break;
+                }
+                Reply::Malformed { raw, problem } => {
+                    self.emit(id, turn, Step::ModelSaid { words: raw.clone() });
+                    messages.push(Message::Assistant {
+                        content: raw,
+                        tool_call: None,
+                    });
+                    messages.push(Message::User {
+                        content: tool_response_block(
+                            "",
+                            Outcome::Failed.label(),
+                            &format!("Your tool call could not be read: {problem}. Write one call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or reply in words."),
+                        ),
+                    });
+                }
+                Reply::Call { call, content } => {
+                    messages.push(Message::Assistant {
+                        content,
+                        tool_call: Some(call.clone()),
+                    });
+                    let last_turn = turn == limits.model_calls_per_ticket;
+                    let (outcome, text, tool) = if last_turn {
+                        self.refuse_at_limit(id, turn, &call)
+                    } else {
+                        self.run_call(ticket, turn, &call, &seen).await
+                    };
+                    if matches!(outcome, Outcome::Result | Outcome::ToolError) {
+                        seen.push(text.clone());
+                    }
+                    facts.push(CallFact {
+                        tool: tool.clone(),
+                        outcome,
+                        arguments: call.arguments.clone(),
+                        result: text.clone(),
+                    });
+                    messages.push(Message::Tool {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        content: tool_response_block(&tool, outcome.label(), &text),
+                    });
+                }
+            }
+        }
+        if run.draft.is_none() && run.error.is_none() {
+            run.stopped_at_turn_limit = true;
+        }
+        if let Some(draft) = &run.draft {
+            let checked = checks::check_reply(draft, &facts, &ticket_text);
+            run.findings = checked.findings.clone();
+            run.draft = Some(checked.text.clone());
+            let reasons: Vec<String> = checked.findings.iter().map(Finding::reason).collect();
+            self.emit(
+                id,
+                run.model_calls,
+                Step::Draft {
+                    text: checked.text.clone(),
+                    findings: reasons.clone(),
+                },
+            );
+            self.record(Event::Draft {
+                ticket: id.to_owned(),
+                text: checked.text.clone(),
+                findings: checked.findings,
+            });
+            if let Some(state) = &self.state
+                && let Err(e) = state.drafted(id, &checked.text, &reasons, run.model_calls)
+            {
+                tracing::warn!(ticket = id, error = %e, "desk state not updated");
+            }
+        } else if let (Some(state), Some(error)) = (&self.state, &run.error) {
+            let _ = state.diverged(id, error);
+        }
+        self.record(Event::TicketDone {
+            ticket: id.to_owned(),
+            model_calls: run.model_calls,
+            stopped_at_turn_limit: run.stopped_at_turn_limit,
+            error: run.error.clone(),
+        });
+        let _ = self.events.send(HostEvent::Done {
+            ticket: id.to_owned(),
+            model_calls: run.model_calls,
+            stopped_at_turn_limit: run.stopped_at_turn_limit,
+            error: run.error.clone(),
+        });
+        run
+    }
+
+    /// The model asked for a tool on its last allowed turn: nothing would read the result.
+    fn refuse_at_limit(
+        &self,
+        ticket: &str,
+        turn: u32,
+        call: &ToolCall,
+    ) -> (Outcome, String, String) {
+        let text = format!(
+            "not run: the ticket reached its limit of {} model calls, so nothing could read the result",
+            self.config.limits.model_calls_per_ticket
+        );
+        self.record(Event::ToolCall {
+            ticket: ticket.to_owned(),
+            turn,
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false);
+        (Outcome::Failed, text, call.name.clone())
+    }
+
+    fn finish_call(
+        &self,
+        ticket: &str,
+        turn: u32,
+        tool: &str,
+        outcome: Outcome,
+        text: &str,
+        truncated: bool,
+    ) {
+        self.emit(
+            ticket,
+            turn,
+            Step::Outcome {
+                tool: tool.to_owned(),
+                outcome,
+                text: text.to_owned(),
+                truncated,
+            },
+        );
+        self.record(Event::Outcome {
+            ticket: ticket.to_owned(),
+            turn,
+            tool: tool.to_owned(),
+            outcome,
+            text: text.to_owned(),
+            truncated,
+        });
+    }
+
+    /// Route → consent → call. Returns the outcome, the text for the model, and the tool's
+    /// canonical name (or the name as the model wrote it, when unknown).
+    async fn run_call(
+        &self,
+        ticket: &Ticket,
+        turn: u32,
+        call: &ToolCall,
+        seen: &[String],
+    ) -> (Outcome, String, String) {
+        let id = ticket.ticket_id.as_str();
+        let tools = self.tools.read().await;
+        let (names, offered) = &*tools;
+        let routed = names.route(&call.name);
+        let canonical = routed
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_else(|_| call.name.clone());
+        self.record(Event::ToolCall {
+            ticket: id.to_owned(),
+            turn,
+            tool: canonical.clone(),
+            arguments: call.arguments.clone(),
+        });
+        self.emit(
+            id,
+            turn,
+            Step::Call {
+                tool: canonical.clone(),
+                arguments: display_arguments(&call.arguments),
+            },
+        );
+        let name = match routed {
+            Ok(name) => name,
+            Err(e) => {
+                let listed: Vec<String> = names.canonical().map(ToString::to_string).collect();
+                let text = format!("{e}. The tools are: {}.", listed.join(", "));
+                drop(tools);
+                self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false);
+                return (Outcome::UnknownTool, text, canonical);
+            }
+        };
+        let Some(Offered { conn, tool }) = offered.get(&name) else {
+            let text = format!("there is no tool \"{canonical}\" right now");
+            drop(tools);
+            self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false);
+            return (Outcome::UnknownTool, text, canonical);
+        };
+        let (conn, tool) = (Arc::clone(conn), tool.clone());
+        drop(tools);
+
+        let changed = self.pins.lock().await.changed(&name, &tool);
+        if let Verdict::Ask { reason } = self.gate.check(&name, changed.is_some()) {
+            let seen_refs: Vec<&str> = seen.iter().map(String::as_str).collect();
+            let ask = ConsentAsk {
+                ticket: id.to_owned(),
+                server: conn.prefix.clone(),
+                origin: conn.origin.clone(),
+                tool: canonical.clone(),
+                hints: consent::hints(&tool),
+                arguments: display_arguments(&call.arguments),
+                unseen: consent::unseen_values(&call.arguments, &seen_refs),
+                changed_definition: changed.clone(),
+                reason: reason.clone(),
+            };
+            let unseen: Vec<String> = ask
+                .unseen
+                .iter()
+                .map(|u| format!("{}={}", u.argument, u.value))
+                .collect();
+            let (pending, answer) = Pending::new(ask);
+            let answer = if self
+                .questions
+                .send(Question::Consent(pending))
+                .await
+                .is_ok()
+            {
+                answer.await.unwrap_or(ConsentAnswer {
+                    approved: false,
+                    by: "nobody (the question was dropped)".into(),
+                })
+            } else {
+                ConsentAnswer {
+                    approved: false,
+                    by: "nobody (no one is answering)".into(),
+                }
+            };
+            self.record(Event::Consent {
+                ticket: id.to_owned(),
+                turn,
+                tool: canonical.clone(),
+                reason,
+                unseen,
+                approved: answer.approved,
+                by: answer.by.clone(),
+            });
+            self.emit(
+                id,
+                turn,
+                Step::Consent {
+                    tool: canonical.clone(),
+                    approved: answer.approved,
+                    by: answer.by.clone(),
+                },
+            );
+            if !answer.approved {
+                let text = format!(
+                    "{} declined this call at the desk; it did not run. Tell the customer what you can without it.",
+                    answer.by
+                );
+                self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false);
+                return (Outcome::Declined, text, canonical);
+            }
+            if changed.is_some() {
+                self.pins.lock().await.approve(&name, &tool);
+            }
+        }
+
+        let request_id = format!(
+            "{id}-{}",
+            self.request_counter
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1
+        );
+        let limits = &self.config.limits;
+        let run = calls::call(
+            &conn,
+            CallPlan {
+                ticket: id.to_owned(),
+                tool: name.tool.clone(),
+                arguments: call.arguments.clone(),
+                request_id,
+                retry_if_lost: tool.annotations.as_ref().and_then(|a| a.read_only_hint)
+                    == Some(true),
+                timeout: limits.request_timeout(),
+                max_rounds: limits.input_rounds,
+                max_result_bytes: limits.result_max_bytes,
+            },
+        )
+        .await;
+        for exchange in &run.exchanges {
+            self.record(Event::InputRequest {
+                ticket: id.to_owned(),
+                turn,
+                server: conn.prefix.clone(),
+                message: exchange.message.clone(),
+                action: exchange.action.clone(),
+                content: exchange.content.clone(),
+            });
+            self.emit(
+                id,
+                turn,
+                Step::Input {
+                    server: conn.prefix.clone(),
+                    message: exchange.message.clone(),
+                    action: exchange.action.clone(),
+                },
+            );
+        }
+        self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated);
+        (run.outcome, run.text, canonical)
+    }
+
+    /// Every server's prompts, named `prefix.prompt`.
+    pub async fn prompts(&self) -> Vec<super::events::PromptInfo> {
+        let mut prompts = Vec::new();
+        for conn in &self.servers {
+            let Ok(live) = conn.live().await else {
+                continue;
+            };
+            if live
+                .service
+                .peer_info()
+                .and_then(|i| i.capabilities.prompts.clone())
+                .is_none()
+            {
+                continue;
+            }
+            if let Ok(list) = live.service.list_all_prompts().await {
+                prompts.extend(list.into_iter().map(|p| {
+                    super::events::PromptInfo {
+                        name: format!("{}.{}", conn.prefix, p.name),
+                        description: p.description.unwrap_or_default(),
+                        arguments: p
+                            .arguments
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|a| {
+                                (
+                                    a.name,
+                                    a.description.unwrap_or_default(),
+                                    a.required.unwrap_or(false),
+                                )
+                            })
+                            .collect(),
+                    }
+                }));
+            }
+        }
+        prompts
+    }
+
+    /// Runs a server's prompt for a ticket: its messages join the ticket as the person's request.
+    pub async fn run_prompt(
+        &self,
+        ticket: &str,
+        prompt: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<TicketRun, String> {
+        let (prefix, name) = prompt
+            .split_once('.')
+            .ok_or_else(|| format!("\"{prompt}\" is not prefix.prompt"))?;
+        let conn = self
+            .server(prefix)
+            .ok_or_else(|| format!("there is no server '{prefix}'"))?;
+        let ticket = self
+            .tickets
+            .iter()
+            .find(|t| t.ticket_id == ticket)
+            .cloned()
+            .ok_or_else(|| format!("there is no ticket {ticket}"))?;
+        let live = conn.live().await.map_err(|e| e.to_string())?;
+        let args: Map<String, Value> = arguments
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        let result = live
+            .service
+            .get_prompt(
+                rmcp::model::GetPromptRequestParams::new(name.to_owned()).with_arguments(args),
+            )
+            .await
+            .map_err(|e| format!("{prompt} failed: {e}"))?;
+        let text = result
+            .messages
+            .iter()
+            .filter_map(|m| serde_json::to_value(&m.content).ok())
+            .map(|v| {
+                v.get("text")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        Ok(self
+            .work_ticket(
+                &ticket,
+                Some(format!("The support team asks ({prompt}):\n{text}")),
+            )
+            .await)
+    }
+
+    /// Every event of this run so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Writes an event that is not a ticket's (the manifest) to the recording.
+    pub fn record_manifest(&self, manifest: crate::recording::Manifest) {
+        self.record(Event::Manifest(manifest));
+    }
+
+    /// sha256 of each offered tool's pinned definition, by server.
+    pub async fn tool_hashes(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+        use sha2::Digest;
+        let tools = self.tools.read().await;
+        let mut hashes: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (name, offered) in &tools.1 {
+            let digest =
+                sha2::Sha256::digest(consent::definition(&offered.tool).to_string().as_bytes());
+            hashes
+                .entry(name.prefix.clone())
+                .or_default()
+                .insert(name.tool.clone(), hex::encode(digest));
+        }
+        hashes
+    }
+
+    /// Closes every connection (child servers are stopped).
+    pub async fn shutdown(&self) {
+        for conn in &self.servers {
+            conn.forget().await;
+        }
+    }
+}
+
+fn display_arguments(arguments: &Map<String, Value>) -> Vec<(String, String)> {
+    arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect()
+}

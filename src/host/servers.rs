@@ -1,0 +1,497 @@
+//! One rmcp client per configured server, under the prefix the config gave it.
+//!
+//! A connection starts with the probe (`server/discover`, falling back to `initialize` for
+//! older servers) and remembers what it learned per server configuration in the data
+//! directory, so the next start skips the probe (`serve_directly`). A version error sends it
+//! back to the probe. A stdio server that dies is started again on the next call.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation, ProtocolVersion,
+    ServerPeerInfo, Tool, UrlElicitationCapability,
+};
+use rmcp::service::{RequestContext, RunningService, ServiceError, serve_directly};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{Mutex, mpsc};
+
+use super::api::{FormAnswer, FormAsk, Pending, Question};
+use super::form;
+use crate::config::{ServerConfig, Transport, resolve_value};
+
+pub type Service = RunningService<RoleClient, HostClient>;
+
+/// The revisions the host speaks, newest first.
+pub fn preferred_versions() -> Vec<ProtocolVersion> {
+    vec![ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
+}
+
+/// The handler of one connection: it knows which server it belongs to, so a person always
+/// sees who asks.
+#[derive(Clone)]
+pub struct HostClient {
+    pub prefix: String,
+    pub origin: String,
+    questions: mpsc::Sender<Question>,
+}
+
+impl HostClient {
+    pub fn new(prefix: &str, origin: &str, questions: mpsc::Sender<Question>) -> Self {
+        Self {
+            prefix: prefix.to_owned(),
+            origin: origin.to_owned(),
+            questions,
+        }
+    }
+
+    /// Shows a server's request to a person and waits for the answer, as long as it takes.
+    /// A form the host cannot show, or an answer that does not fit it, goes back as cancel.
+    pub async fn ask(&self, ticket: Option<&str>, params: &ElicitRequestParams) -> ElicitResult {
+        let ask = match form::form_ask(&self.prefix, &self.origin, ticket, params) {
+            Ok(ask) => ask,
+            Err(e) => {
+                tracing::warn!(server = %self.prefix, error = %e, "cannot show a server's form; cancelled it");
+                return ElicitResult::new(ElicitationAction::Cancel);
+            }
+        };
+        let answer = ask_person(&self.questions, ask.clone()).await;
+        if let (FormAnswer::Accept(values), super::api::FormKind::Fields(fields)) =
+            (&answer, &ask.kind)
+            && let Err(problems) = form::validate(fields, values)
+        {
+            tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
+            return ElicitResult::new(ElicitationAction::Cancel);
+        }
+        form::elicit_result(&answer)
+    }
+}
+
+/// Puts a form in front of a person. If nobody can answer any more, that is a cancel.
+pub async fn ask_person(questions: &mpsc::Sender<Question>, ask: FormAsk) -> FormAnswer {
+    let (pending, answer) = Pending::new(ask);
+    if questions.send(Question::Form(pending)).await.is_err() {
+        return FormAnswer::Cancel;
+    }
+    answer.await.unwrap_or(FormAnswer::Cancel)
+}
+
+impl ClientHandler for HostClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder()
+                .enable_elicitation_with(
+                    ElicitationCapability::new()
+                        .with_form(FormElicitationCapability::new())
+                        .with_url(UrlElicitationCapability::new()),
+                )
+                .build(),
+            Implementation::new("support-desk", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    /// Input requests from prompts, resource reads and older servers arrive here; the
+    /// host's own tool-call loop answers those of tool calls itself, knowing the ticket.
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(self.ask(None, &params).await)
+    }
+}
+
+/// What the probe learned about a server, kept per server configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Remembered {
+    /// The server answered `server/discover`: reconnect with this, skipping the probe.
+    modern: Option<ServerPeerInfo>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("server '{prefix}' ({origin}) could not be started: {message}")]
+    Start {
+        prefix: String,
+        origin: String,
+        message: String,
+    },
+    #[error(
+        "server '{prefix}' ({origin}) speaks no protocol revision the desk speaks: the desk offers {ours}, the server {theirs}"
+    )]
+    NoCommonVersion {
+        prefix: String,
+        origin: String,
+        ours: String,
+        theirs: String,
+    },
+    #[error("server '{prefix}' ({origin}) did not complete the handshake: {message}")]
+    Handshake {
+        prefix: String,
+        origin: String,
+        message: String,
+    },
+    #[error("server '{prefix}' ({origin}) connected but listing its tools failed: {message}")]
+    Tools {
+        prefix: String,
+        origin: String,
+        message: String,
+    },
+}
+
+/// A live connection and what the server told us.
+pub struct Live {
+    pub service: Arc<Service>,
+    pub revision: String,
+    pub name: Option<String>,
+    pub tools: Vec<Tool>,
+}
+
+/// One server, reconnectable.
+pub struct ServerConn {
+    pub prefix: String,
+    pub origin: String,
+    config: ServerConfig,
+    handler: HostClient,
+    remembered_at: Option<PathBuf>,
+    live: Mutex<Option<Arc<Live>>>,
+}
+
+impl ServerConn {
+    /// Connects and lists the tools. `data_dir` keeps what the probe learned.
+    pub async fn connect(
+        prefix: &str,
+        config: &ServerConfig,
+        questions: mpsc::Sender<Question>,
+        data_dir: Option<PathBuf>,
+    ) -> Result<Self, ConnectError> {
+        let origin = config.origin();
+        let remembered_at = data_dir.map(|dir| {
+            dir.join("servers")
+                .join(format!("{}.json", config_key(prefix, config)))
+        });
+        let conn = Self {
+            prefix: prefix.to_owned(),
+            origin: origin.clone(),
+            config: config.clone(),
+            handler: HostClient::new(prefix, &origin, questions),
+            remembered_at,
+            live: Mutex::new(None),
+        };
+        conn.live().await?;
+        Ok(conn)
+    }
+
+    pub fn handler(&self) -> &HostClient {
+        &self.handler
+    }
+
+    /// The live connection, started again if the server went away.
+    pub async fn live(&self) -> Result<Arc<Live>, ConnectError> {
+        let mut slot = self.live.lock().await;
+        if let Some(live) = slot.as_ref()
+            && !live.service.is_closed()
+        {
+            return Ok(Arc::clone(live));
+        }
+        if slot.is_some() {
+            tracing::warn!(server = %self.prefix, "server connection was lost; starting it again");
+        }
+        let live = Arc::new(self.start().await?);
+        *slot = Some(Arc::clone(&live));
+        Ok(live)
+    }
+
+    /// Drops the live connection so the next call starts the server again.
+    pub async fn forget(&self) {
+        if let Some(live) = self.live.lock().await.take() {
+            live.service.cancellation_token().cancel();
+        }
+    }
+
+    /// Whether a connection is open right now (without reconnecting).
+    pub async fn current(&self) -> Option<Arc<Live>> {
+        self.live.lock().await.clone()
+    }
+
+    async fn start(&self) -> Result<Live, ConnectError> {
+        let remembered = self.recall();
+        if let Some(info) = remembered.and_then(|r| r.modern) {
+            match self.start_directly(info).await {
+                Ok(live) => return Ok(live),
+                Err(e) => {
+                    tracing::info!(server = %self.prefix, error = %e, "remembered revision no longer works; probing again");
+                    self.forget_remembered();
+                }
+            }
+        }
+        self.start_with_probe().await
+    }
+
+    async fn start_directly(&self, info: ServerPeerInfo) -> Result<Live, ConnectError> {
+        let service = match self.transport()? {
+            Opened::Child(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+            Opened::Duplex(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+            Opened::Http(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+        };
+        self.finish(service).await
+    }
+
+    async fn start_with_probe(&self) -> Result<Live, ConnectError> {
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        let handler = self.handler.clone();
+        let started = match self.transport()? {
+            Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+        };
+        let service = started.map_err(|e| self.handshake_error(e))?;
+        let live = self.finish(service).await?;
+        if live.revision.as_str() >= "2026-07-28"
+            && let Some(info) = live.service.peer_info()
+        {
+            self.remember(&Remembered {
+                modern: Some((*info).clone()),
+            });
+        }
+        Ok(live)
+    }
+
+    async fn finish(&self, service: Service) -> Result<Live, ConnectError> {
+        let tools = service
+            .list_all_tools()
+            .await
+            .map_err(|e| ConnectError::Tools {
+                prefix: self.prefix.clone(),
+                origin: self.origin.clone(),
+                message: e.to_string(),
+            })?;
+        let info = service.peer_info();
+        let revision = info
+            .as_ref()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default();
+        let name = info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| s.name.clone());
+        tracing::info!(server = %self.prefix, origin = %self.origin, %revision, tools = tools.len(), "connected");
+        Ok(Live {
+            service: Arc::new(service),
+            revision,
+            name,
+            tools,
+        })
+    }
+
+    fn handshake_error(&self, error: rmcp::service::ClientInitializeError) -> ConnectError {
+        use rmcp::service::ClientInitializeError as E;
+        let (prefix, origin) = (self.prefix.clone(), self.origin.clone());
+        match error {
+            E::NoCompatibleProtocolVersion {
+                client_supported,
+                server_supported,
+            } => ConnectError::NoCommonVersion {
+                prefix,
+                origin,
+                ours: list(&client_supported),
+                theirs: list(&server_supported),
+            },
+            other => ConnectError::Handshake {
+                prefix,
+                origin,
+                message: other.to_string(),
+            },
+        }
+    }
+
+    fn transport(&self) -> Result<Opened, ConnectError> {
+        let failed = |message: String| ConnectError::Start {
+            prefix: self.prefix.clone(),
+            origin: self.origin.clone(),
+            message,
+        };
+        match self
+            .config
+            .transport(&self.prefix)
+            .map_err(|e| failed(e.to_string()))?
+        {
+            Transport::Stdio { command, args, env } => {
+                let program = if command == "@self" {
+                    std::env::current_exe()
+                        .map_err(|e| failed(format!("cannot find this program: {e}")))?
+                } else {
+                    PathBuf::from(command)
+                };
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(&args).kill_on_drop(true);
+                for (key, value) in env {
+                    cmd.env(key, resolve_value(&value).map_err(failed)?);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| failed(e.to_string()))?;
+                if let Some(stderr) = stderr {
+                    let prefix = self.prefix.clone();
+                    // A child's stderr goes to the log, never to the terminal.
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::info!(target: "server_stderr", server = %prefix, "{line}");
+                        }
+                    });
+                }
+                Ok(Opened::Child(transport))
+            }
+            Transport::InProcess(name) => Ok(Opened::Duplex(in_process(&name).map_err(failed)?)),
+            Transport::Http {
+                url,
+                headers,
+                bearer_token_env,
+            } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+                if let Some(var) = bearer_token_env {
+                    let token = std::env::var(&var).map_err(|_| {
+                        failed(format!(
+                            "the environment variable {var} holding its token is not set"
+                        ))
+                    })?;
+                    config = config.auth_header(token);
+                }
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    let value = resolve_value(&value).map_err(failed)?;
+                    let name = name
+                        .parse()
+                        .map_err(|_| failed(format!("bad header name {name}")))?;
+                    let value = value
+                        .parse()
+                        .map_err(|_| failed("a header value is not valid".to_owned()))?;
+                    custom.insert(name, value);
+                }
+                if !custom.is_empty() {
+                    config = config.custom_headers(custom);
+                }
+                Ok(Opened::Http(StreamableHttpClientTransport::from_config(
+                    config,
+                )))
+            }
+        }
+    }
+
+    fn recall(&self) -> Option<Remembered> {
+        let path = self.remembered_at.as_ref()?;
+        let text = std::fs::read_to_string(path).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn remember(&self, remembered: &Remembered) {
+        let Some(path) = &self.remembered_at else {
+            return;
+        };
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, serde_json::to_vec_pretty(remembered)?)
+        };
+        if let Err(e) = write() {
+            tracing::warn!(server = %self.prefix, error = %e, "could not remember the server's revision");
+        }
+    }
+
+    fn forget_remembered(&self) {
+        if let Some(path) = &self.remembered_at {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+enum Opened {
+    Child(TokioChildProcess),
+    Duplex(tokio::io::DuplexStream),
+    Http(StreamableHttpClientTransport<reqwest::Client>),
+}
+
+/// Servers built into this binary, served on a pipe inside this process.
+fn in_process(name: &str) -> Result<tokio::io::DuplexStream, String> {
+    match name {
+        "partner" => {
+            let parcels = Arc::new(crate::partner::Parcels::bundled());
+            Ok(crate::serve::in_process(
+                crate::partner::PartnerServer::new(parcels),
+            ))
+        }
+        "shop" => {
+            let world = Arc::new(crate::shop::ShopWorld::bundled());
+            let store = crate::shop::Store::open(
+                std::path::Path::new(":memory:"),
+                &world,
+                crate::shop::QuoteIds::Random,
+            )
+            .map_err(|e| e.to_string())?;
+            let key: [u8; 32] = rand::random();
+            let server = crate::shop::ShopServer::new(world, Arc::new(store), &key)
+                .map_err(|e| e.message.to_string())?;
+            Ok(crate::serve::in_process(server))
+        }
+        other => Err(format!(
+            "there is no built-in server '{other}'; the built-in ones are shop and partner"
+        )),
+    }
+}
+
+/// A key for one server configuration, without secret values.
+fn config_key(prefix: &str, config: &ServerConfig) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prefix.as_bytes());
+    hasher.update(config.origin().as_bytes());
+    for name in config.env.keys().chain(config.headers.keys()) {
+        hasher.update(name.as_bytes());
+    }
+    format!("{prefix}-{}", hex::encode(&hasher.finalize()[..8]))
+}
+
+fn list(versions: &[ProtocolVersion]) -> String {
+    versions
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether an error means the connection is gone (so the server should be started again).
+pub fn connection_lost(error: &ServiceError) -> bool {
+    matches!(
+        error,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+    ) || matches!(error, ServiceError::Cancelled { .. })
+}
+
+/// A -32021: the server needs a client capability the desk did not declare.
+pub fn missing_capability(error: &ServiceError) -> Option<String> {
+    match error {
+        ServiceError::McpError(e) if e.code == ErrorCode(-32021) => Some(match &e.data {
+            Some(data) => format!("{} ({data})", e.message),
+            None => e.message.to_string(),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,47 @@
+//! Models the host can ask: an OpenAI-compatible chat-completions server, or a recording.
+
+pub mod chat;
+pub mod openai;
+pub mod replay;
+pub mod textcalls;
+
+use chat::{ChatRequest, Reply};
+use openai::OpenAiChat;
+use replay::ReplayModel;
+
+pub enum Model {
+    OpenAi(OpenAiChat),
+    Replay(ReplayModel),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error(transparent)]
+    Server(#[from] openai::ModelError),
+    /// A replay found no recorded answer: the run left the recording here.
+    #[error("{0}")]
+    Diverged(String),
+}
+
+impl Model {
+    pub async fn reply(
+        &self,
+        ticket: &str,
+        turn: u32,
+        request: &ChatRequest,
+    ) -> Result<Reply, AskError> {
+        match self {
+            Model::OpenAi(model) => Ok(model.reply(request).await?),
+            Model::Replay(model) => model
+                .reply(ticket, turn, request)
+                .map_err(AskError::Diverged),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Model::OpenAi(model) => model.describe(),
+            Model::Replay(model) => model.describe(),
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Recorded runs: append-only JSONL, one event per line, flushed as it happens, so a crash
+//! keeps every finished event. The first line is the manifest. A reader yields the events
+//! per ticket and stops quietly at a last line cut off mid-write.
+
+pub mod event;
+pub mod reader;
+pub mod writer;
+
+pub use event::{Event, Manifest};
+pub use reader::Recording;
+pub use writer::Recorder;

@@ -1,0 +1,146 @@
+//! What a recording holds.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::host::api::Outcome;
+use crate::host::checks::Finding;
+use crate::model::chat::Reply;
+
+/// The recording format's version, in every manifest.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Manifest(Manifest),
+    TicketStarted {
+        ticket: String,
+        tools: Vec<String>,
+        attached: Vec<String>,
+    },
+    ModelCall {
+        ticket: String,
+        turn: u32,
+        messages_hash: String,
+        reply: Reply,
+        seconds: f64,
+        /// Size of what the model was sent: the tool list and the attached context, in characters.
+        tool_list_chars: usize,
+        context_chars: usize,
+    },
+    ToolCall {
+        ticket: String,
+        turn: u32,
+        tool: String,
+        arguments: Map<String, Value>,
+    },
+    Consent {
+        ticket: String,
+        turn: u32,
+        tool: String,
+        reason: String,
+        unseen: Vec<String>,
+        approved: bool,
+        by: String,
+    },
+    InputRequest {
+        ticket: String,
+        turn: u32,
+        server: String,
+        message: String,
+        action: String,
+        content: Option<String>,
+    },
+    Outcome {
+        ticket: String,
+        turn: u32,
+        tool: String,
+        outcome: Outcome,
+        text: String,
+        truncated: bool,
+    },
+    Draft {
+        ticket: String,
+        /// The reply with handles stripped, as staff would send it.
+        text: String,
+        findings: Vec<Finding>,
+    },
+    TicketDone {
+        ticket: String,
+        model_calls: u32,
+        stopped_at_turn_limit: bool,
+        /// Why the ticket could not finish (a replay that found no answer, a model error).
+        error: Option<String>,
+    },
+}
+
+impl Event {
+    pub fn ticket(&self) -> Option<&str> {
+        match self {
+            Event::Manifest(_) => None,
+            Event::TicketStarted { ticket, .. }
+            | Event::ModelCall { ticket, .. }
+            | Event::ToolCall { ticket, .. }
+            | Event::Consent { ticket, .. }
+            | Event::InputRequest { ticket, .. }
+            | Event::Outcome { ticket, .. }
+            | Event::Draft { ticket, .. }
+            | Event::TicketDone { ticket, .. } => Some(ticket),
+        }
+    }
+}
+
+/// What produced a recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    pub created_by: String,
+    pub model: ModelManifest,
+    /// sha256 of the system prompt's fixed text (without the ticket).
+    pub prompt_hash: String,
+    pub host: HostSettings,
+    pub servers: Vec<ServerManifest>,
+    /// Anything else worth keeping (commands used, the machine, notes).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelManifest {
+    pub source: String,
+    pub name: String,
+    pub recipe: String,
+    pub temperature: Option<f32>,
+    pub seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostSettings {
+    pub model_calls_per_ticket: u32,
+    pub request_timeout_secs: u64,
+    pub input_rounds: u32,
+    pub attach_priority: f32,
+    pub allow: Vec<String>,
+    pub consent: String,
+    pub lead: String,
+    pub concurrency: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerManifest {
+    pub prefix: String,
+    pub origin: String,
+    pub name: Option<String>,
+    pub revision: String,
+    /// sha256 of each tool's pinned definition.
+    pub tools: BTreeMap<String, String>,
+}

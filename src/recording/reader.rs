@@ -1,0 +1,152 @@
+//! Reads a recording back, per ticket.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::event::{Event, Manifest};
+use super::writer::events_file;
+
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// One manifest per batch (events file) read.
+    pub manifests: Vec<Manifest>,
+    pub events: Vec<Event>,
+    /// A last line was cut off mid-write (a crash); everything before it was read.
+    pub truncated: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(
+        "no recording at {0}: record one with `support-desk run --record PATH`, or check the path"
+    )]
+    Missing(String),
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} line {line} is not a recording event ({message}); the file is damaged before its end"
+    )]
+    Damaged {
+        path: String,
+        line: usize,
+        message: String,
+    },
+}
+
+impl Recording {
+    /// Reads a recording: a `.jsonl` file, or a directory whose `*.jsonl` files are batches
+    /// read in name order.
+    pub fn read(path: &Path) -> Result<Self, ReadError> {
+        let files = batch_files(path)?;
+        let mut recording = Recording::default();
+        for file in files {
+            let text = std::fs::read_to_string(&file).map_err(|source| ReadError::Io {
+                path: file.display().to_string(),
+                source,
+            })?;
+            recording.add(&file, &text)?;
+        }
+        Ok(recording)
+    }
+
+    /// Adds one batch's text. Only the very last line may be broken.
+    pub fn add(&mut self, file: &Path, text: &str) -> Result<(), ReadError> {
+        let lines: Vec<&str> = text.split('\n').collect();
+        for (index, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Event>(line) {
+                Ok(Event::Manifest(manifest)) => self.manifests.push(manifest),
+                Ok(event) => self.events.push(event),
+                // The last line without its newline is a write cut short.
+                Err(_) if index == lines.len() - 1 => self.truncated = true,
+                Err(e) => {
+                    return Err(ReadError::Damaged {
+                        path: file.display().to_string(),
+                        line: index + 1,
+                        message: e.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Events grouped by ticket, tickets in order.
+    pub fn by_ticket(&self) -> BTreeMap<&str, Vec<&Event>> {
+        let mut tickets: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+        for event in &self.events {
+            if let Some(ticket) = event.ticket() {
+                tickets.entry(ticket).or_default().push(event);
+            }
+        }
+        tickets
+    }
+
+    /// Tickets whose run finished (a `ticket_done` event).
+    pub fn finished_tickets(&self) -> Vec<&str> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TicketDone { ticket, .. } => Some(ticket.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn batch_files(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if !path.is_dir() {
+        return Err(ReadError::Missing(path.display().to_string()));
+    }
+    let single = events_file(path);
+    let entries = std::fs::read_dir(path).map_err(|source| ReadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(ReadError::Missing(single.display().to_string()));
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DONE: &str = r#"{"event":"ticket_done","ticket":"T-0001","model_calls":1,"stopped_at_turn_limit":false,"error":null}"#;
+
+    #[test]
+    fn a_line_cut_off_at_the_end_is_dropped_and_noted() {
+        let mut recording = Recording::default();
+        let text = format!("{DONE}\n{{\"event\":\"ticket_do");
+        recording
+            .add(Path::new("x.jsonl"), &text)
+            .expect("readable");
+        assert_eq!(recording.events.len(), 1);
+        assert!(recording.truncated);
+    }
+
+    #[test]
+    fn a_broken_line_in_the_middle_is_damage() {
+        let mut recording = Recording::default();
+        let text = format!("{DONE}\nnot json\n{DONE}\n");
+        let error = recording
+            .add(Path::new("x.jsonl"), &text)
+            .expect_err("damaged");
+        assert!(matches!(error, ReadError::Damaged { line: 2, .. }));
+    }
+}
