@@ -254,9 +254,9 @@ fn match_steps(words: &[Word], at: usize, steps: &[&str]) -> Option<usize> {
     let word = words.get(at)?.norm.as_str();
     let fits = match *step {
         "#amt" => {
-            word.starts_with(['€', '$', '£'])
+            word.starts_with(SIGNS)
                 || word.starts_with(|c: char| c.is_ascii_digit())
-                || word == "eur"
+                || currency_word(word)
         }
         "@verbs" => listed(REFUND_VERBS, word),
         alternatives => listed(alternatives, word),
@@ -297,7 +297,7 @@ fn sentences(text: &str) -> Vec<Sentence> {
             let offset = raw.as_ptr() as usize - text.as_ptr() as usize;
             let core_from = raw.len()
                 - raw
-                    .trim_start_matches(|c: char| !c.is_alphanumeric() && !"€$£".contains(c))
+                    .trim_start_matches(|c: char| !c.is_alphanumeric() && !SIGNS.contains(&c))
                     .len();
             let core = raw[core_from..].trim_end_matches(|c: char| !c.is_alphanumeric());
             let trail = &raw[core_from + core.len()..];
@@ -338,22 +338,11 @@ fn spelled_out(core: &str) -> Vec<String> {
         "shan't" => return two("shall", "not"),
         _ => {}
     }
-    let endings = [
-        ("n't", "not"),
-        ("'ll", "will"),
-        ("'ve", "have"),
-        ("'re", "are"),
-        ("'m", "am"),
-        ("'d", "would"),
-        ("'s", "is"),
-    ];
-    for (ending, full) in endings {
+    let endings = "n't:not 'll:will 've:have 're:are 'm:am 'd:would 's:is";
+    for (ending, full) in endings.split(' ').filter_map(|e| e.split_once(':')) {
         if let Some(base) = word.strip_suffix(ending).filter(|b| !b.is_empty()) {
-            let is_verb = ending != "'s"
-                || matches!(
-                    base,
-                    "it" | "that" | "there" | "here" | "what" | "he" | "she" | "who"
-                );
+            // "lead's review" is a possessive; "it's" and "that's" are verbs.
+            let is_verb = ending != "'s" || listed("it that there here what he she who", base);
             return if is_verb {
                 two(base, full)
             } else {
@@ -377,14 +366,9 @@ fn amounts_in_reply(text: &str) -> Vec<Cents> {
             ["refund", "reimburs", "credit"]
                 .iter()
                 .any(|p| w.starts_with(p))
-                || ["amount", "total", "sum"].contains(&w.as_str())
+                || listed("amount total sum", w)
         };
-        let date = before.first().is_some_and(|w| {
-            [
-                "on", "at", "since", "from", "until", "by", "before", "after",
-            ]
-            .contains(&w.as_str())
-        });
+        let date = before.first().is_some_and(|w| listed(DATE_WORDS, w));
         let percent = after.first().is_some_and(|w| w == "percent");
         let plain = with_cents && !date && !percent && before.iter().chain(&after).any(refund_word);
         if (number.currency || plain) && !found.contains(&cents) {
@@ -440,7 +424,15 @@ struct Number<'a> {
     currency: bool,
 }
 
-const CURRENCY_WORDS: [&str; 7] = ["eur", "euro", "euros", "usd", "dollar", "dollars", "gbp"];
+const CURRENCY_WORDS: &str = "eur euro euros usd dollar dollars gbp";
+/// A plain `12.05` after these is a date or a time, not money.
+const DATE_WORDS: &str = "on at since from until by before after";
+
+const SIGNS: [char; 3] = ['€', '$', '£'];
+
+fn currency_word(word: &str) -> bool {
+    listed(CURRENCY_WORDS, &word.to_ascii_lowercase())
+}
 
 /// Numbers glued to letters, dashes, slashes, colons, `+`, `#` or `%` are IDs, SKUs, tracking
 /// and phone numbers, dates, times or percentages, and are left out.
@@ -466,20 +458,12 @@ fn numbers(text: &str) -> Vec<Number<'_>> {
         let word_before = &head[head
             .trim_end_matches(|c: char| c.is_ascii_alphabetic())
             .len()..];
-        let sign_before = head.ends_with(['€', '$', '£'])
-            || CURRENCY_WORDS
-                .iter()
-                .any(|w| w.eq_ignore_ascii_case(word_before));
+        let sign_before = head.ends_with(SIGNS) || currency_word(word_before);
         let tail = &text[i..];
         let tail = tail.strip_prefix([' ', '\u{a0}']).unwrap_or(tail);
-        let word_after = &tail[..tail.len()
-            - tail
-                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-                .len()];
-        let sign_after = tail.starts_with(['€', '$', '£'])
-            || CURRENCY_WORDS
-                .iter()
-                .any(|w| w.eq_ignore_ascii_case(word_after));
+        let letters_after = tail.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let sign_after =
+            tail.starts_with(SIGNS) || currency_word(&tail[..tail.len() - letters_after.len()]);
         let prev = start.checked_sub(1).map(|p| bytes[p]);
         let next = bytes.get(i).copied();
         let glued_before = prev.is_some_and(|b| {
@@ -922,6 +906,33 @@ mod tests {
             strip_handles("Thanks!\nQ-1a2b3c4d5e: your quote\nBye"),
             "Thanks!\nyour quote\nBye"
         );
+    }
+
+    #[test]
+    fn odd_text_is_checked_without_panicking() {
+        let odd = [
+            "",
+            " ",
+            "€",
+            "€.",
+            "1.",
+            ",5",
+            "Q-",
+            "q-1a2b3c4d5",
+            "'s",
+            "n't",
+            "“",
+            "> ",
+            "\n\n?",
+            "ü€1,0.0,00 Q-ABCDEF0123",
+        ];
+        for text in odd {
+            let _ = check_reply(
+                text,
+                &[call("shop.issue_refund", Outcome::Failed, text)],
+                text,
+            );
+        }
     }
 
     #[test]

@@ -278,7 +278,11 @@ mod tests {
             &[ticket, result],
         );
         let flagged: Vec<&str> = unseen.iter().map(|u| u.argument.as_str()).collect();
-        assert_eq!(flagged, ["amount", "sku", "tracking_number"]);
+        assert_eq!(
+            flagged,
+            ["tracking_number", "sku", "amount"],
+            "in the order the model sent them"
+        );
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! (the built binary over stdio, in-process servers over duplex pipes, SQLite files,
 //! HTTP on 127.0.0.1).
 
+mod cli_run;
+mod fixture;
+mod host;
+mod mock_model;
 mod partner;
 mod shop_data;
 mod shop_http;

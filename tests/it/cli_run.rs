@@ -1,0 +1,98 @@
+//! `support-desk run` as a person runs it: the built binary, a mock model on 127.0.0.1.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::mock_model::{MockModel, queue_worker};
+use crate::support::BIN;
+
+async fn run(args: &[&str], data_dir: &std::path::Path) -> Output {
+    tokio::process::Command::new(BIN)
+        .args(args)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .expect("run the binary")
+}
+
+fn summary(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON object on stdout")
+}
+
+#[tokio::test]
+async fn the_whole_queue_is_worked_against_an_openai_compatible_model_and_replays_the_same() {
+    let model = MockModel::start(queue_worker()).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let recording = dir.path().join("run");
+    let source = format!("openai:{}", model.url);
+    let live = summary(
+        &run(
+            &[
+                "run",
+                "--model",
+                &source,
+                "--model-name",
+                "mock",
+                "--json",
+                "--record",
+                recording.to_str().expect("utf-8"),
+                "--concurrency",
+                "4",
+            ],
+            dir.path(),
+        )
+        .await,
+    );
+    assert_eq!(live["tickets_worked"], 48);
+    assert_eq!(live["model_calls"], 96);
+    assert_eq!(live["tool_calls"], 48);
+    assert_eq!(live["outcomes"]["result"], 48);
+    assert_eq!(live["first_tool_as_tagged"]["of"], 48);
+    assert_eq!(
+        live["first_tool_as_tagged"]["right"], 6,
+        "find_orders is the tag of six tickets"
+    );
+    for key in [
+        "stopped_at_turn_limit",
+        "refunds_issued",
+        "refund_tickets_reaching_issue_refund",
+        "unbacked_refund_promises",
+        "flagged_for_person",
+        "consent_questions",
+        "consent_asked_for",
+        "input_requests",
+        "injected_tickets_with_side_effects",
+    ] {
+        assert!(live.get(key).is_some(), "the summary has {key}");
+    }
+    assert_eq!(model.requests().len(), 96);
+
+    let replay = format!("replay:{}", recording.display());
+    let replayed = summary(&run(&["run", "--model", &replay, "--json"], dir.path()).await);
+    assert_eq!(replayed, live);
+    assert_eq!(model.requests().len(), 96, "the replay asked no model");
+}
+
+#[tokio::test]
+async fn a_missing_recording_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = run(
+        &["run", "--model", "replay:/nonexistent/recording", "--json"],
+        dir.path(),
+    )
+    .await;
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no recording at /nonexistent/recording"),
+        "{stderr}"
+    );
+}

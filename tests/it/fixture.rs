@@ -1,0 +1,185 @@
+//! A test MCP server over Streamable HTTP on 127.0.0.1 with tools that stress the host:
+//! one that hangs, one that never stops asking, one with a form of every field type, one
+//! that answers megabytes, and one that sends the person to a URL.
+
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+    InputRequiredResult, ServerCapabilities, ServerConfig,
+};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone)]
+pub struct Fixture {
+    tool_router: ToolRouter<Self>,
+}
+
+pub fn every_field_schema() -> ElicitationSchema {
+    serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "title": "Note", "minLength": 1, "maxLength": 50},
+            "email": {"type": "string", "format": "email"},
+            "amount": {"type": "number", "minimum": 0, "maximum": 500},
+            "count": {"type": "integer", "minimum": 1, "maximum": 5, "default": 1},
+            "urgent": {"type": "boolean", "default": false},
+            "reason": {"type": "string", "enum": ["damaged", "late"]},
+            "team": {"type": "string", "oneOf": [{"const": "a", "title": "Team A"}, {"const": "b", "title": "Team B"}]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["x", "y", "z"]}, "minItems": 1, "maxItems": 2}
+        },
+        "required": ["note", "reason"]
+    }))
+    .expect("a valid schema")
+}
+
+fn ask(key: &str, params: ElicitRequestParams) -> CallToolResponse {
+    let requests = InputRequests::from([(
+        key.to_owned(),
+        InputRequest::Elicitation(ElicitRequest::new(params)),
+    )]);
+    InputRequiredResult::new(Some(requests), Some("round".to_owned())).into()
+}
+
+fn answer(responses: &Option<rmcp::model::InputResponses>, key: &str) -> Option<ElicitResult> {
+    responses
+        .as_ref()?
+        .get(key)
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+#[tool_router]
+impl Fixture {
+    pub fn new() -> Self {
+        Self {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Reads slowly: never answers in time.",
+        annotations(read_only_hint = true)
+    )]
+    async fn slow_read(&self, ct: CancellationToken) -> String {
+        tokio::select! {
+            _ = ct.cancelled() => "cancelled".to_owned(),
+            _ = tokio::time::sleep(Duration::from_secs(60)) => "finally".to_owned(),
+        }
+    }
+
+    #[tool(description = "Asks for input again and again.")]
+    async fn ask_forever(&self) -> CallToolResponse {
+        let schema = serde_json::from_value(
+            json!({"type": "object", "properties": {"again": {"type": "boolean"}}}),
+        )
+        .expect("schema");
+        ask(
+            "again",
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "Once more?".into(),
+                requested_schema: schema,
+            },
+        )
+    }
+
+    #[tool(description = "Asks a form with every field type and echoes the answer.")]
+    async fn every_field(
+        &self,
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> CallToolResponse {
+        if state.is_none() {
+            return ask(
+                "details",
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: "Tell us everything.".into(),
+                    requested_schema: every_field_schema(),
+                },
+            );
+        }
+        match answer(&responses, "details") {
+            Some(a) if a.action == ElicitationAction::Accept => {
+                CallToolResult::success(vec![ContentBlock::text(
+                    a.content.unwrap_or_default().to_string(),
+                )])
+                .into()
+            }
+            Some(a) if a.action == ElicitationAction::Decline => {
+                CallToolResult::error(vec![ContentBlock::text("the person declined")]).into()
+            }
+            _ => CallToolResult::error(vec![ContentBlock::text("the person cancelled")]).into(),
+        }
+    }
+
+    #[tool(
+        description = "Answers with several megabytes.",
+        annotations(read_only_hint = true)
+    )]
+    async fn huge(&self) -> String {
+        "x".repeat(5 * 1024 * 1024)
+    }
+
+    #[tool(description = "Sends the person to a page.")]
+    async fn visit_link(
+        &self,
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> CallToolResponse {
+        if state.is_none() {
+            return ask(
+                "link",
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: "Confirm on the partner's page.".into(),
+                    url: "https://partner.example.com/confirm?id=42".into(),
+                    elicitation_id: String::new(),
+                },
+            );
+        }
+        match answer(&responses, "link") {
+            Some(a) if a.action == ElicitationAction::Accept => {
+                CallToolResult::success(vec![ContentBlock::text("accepted")]).into()
+            }
+            _ => CallToolResult::error(vec![ContentBlock::text("not accepted")]).into(),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+/// Serves the fixture at `http://127.0.0.1:PORT/mcp` until the token is cancelled.
+pub async fn serve_fixture() -> (String, CancellationToken) {
+    let shutdown = CancellationToken::new();
+    let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
+        || Ok(Fixture::new()),
+        Default::default(),
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+    });
+    (url, shutdown)
+}

@@ -1,0 +1,822 @@
+//! The host through real servers (the shop as a child process, the partner in-process, a
+//! fixture over HTTP on 127.0.0.1) and a mock OpenAI-compatible model on 127.0.0.1.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use support_desk::config::{DeskConfig, ServerConfig};
+use support_desk::headless::build_model;
+use support_desk::host::api::{
+    ConsentAnswer, ConsentAsk, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Question,
+};
+use support_desk::host::checks::Finding;
+use support_desk::host::core::{Host, Storage, TicketRun};
+use support_desk::recording::{Event, Recorder};
+use support_desk::shop::ShopWorld;
+use tokio::sync::mpsc;
+
+use crate::fixture::serve_fixture;
+use crate::mock_model::*;
+use crate::support::BIN;
+
+type ConsentRule = Box<dyn Fn(&ConsentAsk) -> bool + Send + Sync>;
+type FormRule = Box<dyn Fn(&FormAsk) -> FormAnswer + Send + Sync>;
+type Tweak = Box<dyn FnOnce(&mut DeskConfig, &std::path::Path) + Send>;
+
+/// People at the desk: they answer by rule and remember every question.
+#[derive(Clone, Default)]
+pub struct People {
+    pub consents: Arc<Mutex<Vec<ConsentAsk>>>,
+    pub forms: Arc<Mutex<Vec<FormAsk>>>,
+}
+
+impl People {
+    fn spawn(
+        mut questions: mpsc::Receiver<Question>,
+        consent: ConsentRule,
+        form: FormRule,
+    ) -> Self {
+        let people = Self::default();
+        let seen = people.clone();
+        tokio::spawn(async move {
+            while let Some(question) = questions.recv().await {
+                match question {
+                    Question::Consent(p) => {
+                        seen.consents.lock().expect("lock").push(p.ask.clone());
+                        let approved = consent(&p.ask);
+                        p.answer(ConsentAnswer {
+                            approved,
+                            by: "tester".into(),
+                        });
+                    }
+                    Question::Form(p) => {
+                        seen.forms.lock().expect("lock").push(p.ask.clone());
+                        let answer = form(&p.ask);
+                        p.answer(answer);
+                    }
+                }
+            }
+        });
+        people
+    }
+
+    pub fn consents(&self) -> Vec<ConsentAsk> {
+        self.consents.lock().expect("lock").clone()
+    }
+
+    pub fn forms(&self) -> Vec<FormAsk> {
+        self.forms.lock().expect("lock").clone()
+    }
+}
+
+pub struct Harness {
+    pub host: Arc<Host>,
+    pub people: People,
+    pub model: MockModel,
+    pub dir: tempfile::TempDir,
+    pub fixture_stop: Option<tokio_util::sync::CancellationToken>,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some(stop) = &self.fixture_stop {
+            stop.cancel();
+        }
+    }
+}
+
+pub struct Setup {
+    pub brain: Brain,
+    pub consent: ConsentRule,
+    pub form: FormRule,
+    pub fixture: bool,
+    pub record: bool,
+    pub tweak: Tweak,
+}
+
+impl Setup {
+    pub fn new(brain: Brain) -> Self {
+        Self {
+            brain,
+            consent: Box::new(|_| true),
+            form: Box::new(|_| FormAnswer::Decline),
+            fixture: false,
+            record: false,
+            tweak: Box::new(|_, _| {}),
+        }
+    }
+}
+
+/// The shop as the built binary on its own database file, so a test can find and kill it.
+pub fn shop_config(db: &std::path::Path) -> ServerConfig {
+    ServerConfig {
+        command: Some(BIN.to_owned()),
+        args: vec![
+            "serve".into(),
+            "shop".into(),
+            "--stdio".into(),
+            "--db".into(),
+            db.display().to_string(),
+            "--seed".into(),
+            "4217".into(),
+        ],
+        attach_resources: true,
+        enabled: true,
+        ..ServerConfig::default()
+    }
+}
+
+pub async fn harness(setup: Setup) -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = MockModel::start(setup.brain).await;
+    let mut config = DeskConfig::bundled();
+    config.model.source = format!("openai:{}", model.url);
+    config
+        .servers
+        .insert("shop".into(), shop_config(&dir.path().join("shop.sqlite3")));
+    let mut fixture_stop = None;
+    if setup.fixture {
+        let (url, stop) = serve_fixture().await;
+        fixture_stop = Some(stop);
+        config.servers.insert(
+            "fix".into(),
+            ServerConfig {
+                url: Some(url),
+                enabled: true,
+                ..ServerConfig::default()
+            },
+        );
+    }
+    (setup.tweak)(&mut config, dir.path());
+    let recorder = setup
+        .record
+        .then(|| Recorder::create(&dir.path().join("run")).expect("recorder"));
+    let (questions_tx, questions_rx) = mpsc::channel(8);
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
+    let people = People::spawn(questions_rx, setup.consent, setup.form);
+    let built = build_model(&config).expect("model");
+    let storage = Storage {
+        data_dir: Some(dir.path().join("data")),
+    };
+    let host = Host::start(
+        config,
+        built,
+        ShopWorld::bundled().tickets,
+        storage,
+        recorder,
+        questions_tx,
+        events_tx,
+    )
+    .await;
+    Harness {
+        host,
+        people,
+        model,
+        dir,
+        fixture_stop,
+    }
+}
+
+impl Harness {
+    pub async fn work(&self, ticket: &str) -> TicketRun {
+        let ticket = self
+            .host
+            .tickets()
+            .iter()
+            .find(|t| t.ticket_id == ticket)
+            .cloned()
+            .expect("ticket");
+        self.host.work_ticket(&ticket, None).await
+    }
+
+    /// (tool, outcome) of every call so far.
+    pub fn outcomes(&self) -> Vec<(String, Outcome)> {
+        self.host
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Outcome { tool, outcome, .. } => Some((tool, outcome)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn outcome_texts(&self) -> Vec<String> {
+        self.host
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Outcome { text, .. } => Some(text),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn out(tool: &str, outcome: Outcome) -> (String, Outcome) {
+    (tool.to_owned(), outcome)
+}
+
+#[tokio::test]
+async fn a_result_goes_back_to_the_model_in_a_tool_response_block() {
+    let h = harness(Setup::new(scripted(vec![
+        call("shop__get_order_status", json!({"order_id": "O-1744"})),
+        words("Your order O-1744 was delivered."),
+    ])))
+    .await;
+    let run = h.work("T-0009").await;
+    assert_eq!(
+        h.outcomes(),
+        [out("shop.get_order_status", Outcome::Result)]
+    );
+    assert_eq!(
+        run.draft.as_deref(),
+        Some("Your order O-1744 was delivered.")
+    );
+    assert_eq!(run.model_calls, 2);
+    let second = &h.model.requests()[1];
+    let blocks = tool_messages(second);
+    assert!(
+        blocks[0].starts_with("<tool_response tool=\"shop.get_order_status\" outcome=\"result\">"),
+        "{}",
+        blocks[0]
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_teaches_the_model_and_the_next_call_follows_it() {
+    let h = harness(Setup::new(scripted(vec![
+        call(
+            "shop__quote_refund",
+            json!({"order_id": "O-7144", "sku": "KG-1031", "reason": "cracked"}),
+        ),
+        call("shop__find_orders", json!({"customer_id": "C-0129"})),
+        words("There is no order O-7144; your orders include O-1744. Which one do you mean?"),
+    ])))
+    .await;
+    h.work("T-0009").await;
+    assert_eq!(
+        h.outcomes(),
+        [
+            out("shop.quote_refund", Outcome::ToolError),
+            out("shop.find_orders", Outcome::Result)
+        ]
+    );
+    let blocks = tool_messages(&h.model.requests()[1]);
+    assert!(
+        blocks[0].contains("outcome=\"tool error\"")
+            && blocks[0].contains("The shop has no order O-7144.")
+    );
+}
+
+#[tokio::test]
+async fn unknown_and_bare_names_go_back_to_the_model_as_errors_never_guesses() {
+    let h = harness(Setup::new(scripted(vec![
+        call("get_order_status", json!({"order_id": "O-1744"})),
+        call(
+            "shop__track_parcel",
+            json!({"tracking_number": "KP000000000"}),
+        ),
+        words("Let me check with a colleague."),
+    ])))
+    .await;
+    h.work("T-0009").await;
+    assert_eq!(
+        h.outcomes(),
+        [
+            out("get_order_status", Outcome::UnknownTool),
+            out("shop__track_parcel", Outcome::UnknownTool)
+        ]
+    );
+    let texts = h.outcome_texts();
+    assert!(
+        texts[0].contains("has no server prefix") && texts[0].contains("shop.get_order_status"),
+        "{}",
+        texts[0]
+    );
+    assert!(texts[1].contains("there is no tool"), "{}", texts[1]);
+}
+
+#[tokio::test]
+async fn a_malformed_tool_call_is_an_error_to_the_model_not_a_crash() {
+    let h = harness(Setup::new(scripted(vec![
+        call_raw("shop__get_order_status", "{\"order_id\": \"O-17"),
+        words("Sorry, could you confirm your order number?"),
+    ])))
+    .await;
+    let run = h.work("T-0009").await;
+    assert_eq!(
+        run.draft.as_deref(),
+        Some("Sorry, could you confirm your order number?")
+    );
+    assert!(h.outcomes().is_empty(), "nothing was called");
+    let second = &h.model.requests()[1];
+    let last = second["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        last["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("could not be read")),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_outside_the_allow_list_asks_and_a_decline_reaches_the_model() {
+    let parcel = support_desk::partner::Parcels::bundled()
+        .iter()
+        .next()
+        .cloned()
+        .expect("a parcel");
+    let mut setup = Setup::new(scripted(vec![
+        call(
+            "partner__track_parcel",
+            json!({"tracking_number": parcel.tracking_number}),
+        ),
+        words("I cannot check the parcel right now."),
+    ]));
+    setup.consent = Box::new(|_| false);
+    let h = harness(setup).await;
+    h.work("T-0004").await;
+    assert_eq!(
+        h.outcomes(),
+        [out("partner.track_parcel", Outcome::Declined)]
+    );
+    let asked = h.people.consents();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        (asked[0].server.as_str(), asked[0].tool.as_str()),
+        ("partner", "partner.track_parcel")
+    );
+    assert_eq!(asked[0].origin, "in-process partner");
+    assert!(h.outcome_texts()[0].contains("declined this call"));
+}
+
+#[tokio::test]
+async fn an_approved_call_runs_and_an_argument_seen_nowhere_is_flagged() {
+    let h = harness(Setup::new(scripted(vec![
+        call(
+            "partner__track_parcel",
+            json!({"tracking_number": "KP123456789"}),
+        ),
+        words("Let me look again."),
+    ])))
+    .await;
+    h.work("T-0004").await;
+    assert_eq!(
+        h.outcomes(),
+        [out("partner.track_parcel", Outcome::ToolError)]
+    );
+    let asked = h.people.consents();
+    assert_eq!(asked[0].unseen.len(), 1);
+    assert_eq!(
+        (
+            asked[0].unseen[0].argument.as_str(),
+            asked[0].unseen[0].value.as_str()
+        ),
+        ("tracking_number", "KP123456789")
+    );
+}
+
+#[tokio::test]
+async fn a_changed_tool_definition_is_blocked_until_a_person_approves_it() {
+    let mut setup = Setup::new(scripted(vec![
+        call("shop__get_order_status", json!({"order_id": "O-1744"})),
+        words("Checked."),
+    ]));
+    setup.consent = Box::new(|ask| ask.changed_definition.is_none());
+    setup.tweak = Box::new(|_, dir| {
+        // A pin from an earlier connection whose description differs from today's.
+        let pins = json!({"shop.get_order_status": {"name": "get_order_status", "description": "Look up an order."}});
+        std::fs::create_dir_all(dir.join("data")).expect("data dir");
+        std::fs::write(dir.join("data/pins.json"), pins.to_string()).expect("pins");
+    });
+    let h = harness(setup).await;
+    h.work("T-0009").await;
+    assert_eq!(
+        h.outcomes(),
+        [out("shop.get_order_status", Outcome::Declined)]
+    );
+    let asked = h.people.consents();
+    let diff = asked[0].changed_definition.clone().expect("a diff");
+    assert!(
+        diff.contains("description:") && diff.contains("- was: Look up an order."),
+        "{diff}"
+    );
+}
+
+#[tokio::test]
+async fn the_refund_policy_is_attached_by_the_host_and_the_others_are_not() {
+    let h = harness(Setup::new(scripted(vec![words("Hello.")]))).await;
+    assert_eq!(
+        h.host
+            .attached()
+            .iter()
+            .map(|a| a.uri.as_str())
+            .collect::<Vec<_>>(),
+        ["shop://policies/refund"]
+    );
+    h.work("T-0001").await;
+    let system = system_prompt(&h.model.requests()[0]);
+    assert!(system.contains("<document uri=\"shop://policies/refund\""));
+    assert!(!system.contains("shop://policies/returns"));
+    let tools_at = system.find("# Tools").expect("tools section");
+    let docs_at = system.find("# Documents").expect("documents section");
+    let rules_at = system.find("# Rules").expect("rules section");
+    assert!(
+        tools_at < docs_at && docs_at < rules_at,
+        "tools, then resources, then the rules"
+    );
+}
+
+#[tokio::test]
+async fn the_model_gets_at_most_four_calls_and_a_call_on_the_last_is_not_run() {
+    let h = harness(Setup::new(Arc::new(|_: &Value| {
+        call("shop__find_orders", json!({"customer_id": "C-0129"}))
+    })))
+    .await;
+    let run = h.work("T-0009").await;
+    assert_eq!(run.model_calls, 4);
+    assert!(run.stopped_at_turn_limit);
+    assert_eq!(run.draft, None);
+    let outcomes = h.outcomes();
+    assert_eq!(outcomes.len(), 4);
+    assert_eq!(outcomes[3], out("shop.find_orders", Outcome::Failed));
+    assert_eq!(h.model.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn a_refund_above_the_limit_asks_the_lead_naming_the_shop_and_a_decline_reaches_the_model() {
+    let (order, sku) = crate::shop_store::delivered_line(true);
+    let quote_brain = {
+        let order = order.order_id.clone();
+        let sku = sku.clone();
+        Arc::new(move |request: &Value| {
+            let tools = tool_messages(request);
+            match tools.len() {
+                0 => call(
+                    "shop__quote_refund",
+                    json!({"order_id": order, "sku": sku, "reason": "broken"}),
+                ),
+                1 => {
+                    let quote = tools[0]
+                        .lines()
+                        .nth(1)
+                        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                        .unwrap_or_default();
+                    call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
+                }
+                _ => words("Your refund is waiting for a lead's review."),
+            }
+        }) as Brain
+    };
+    let h = harness(Setup::new(quote_brain)).await;
+    let ticket = h
+        .host
+        .tickets()
+        .iter()
+        .find(|t| t.order_id.as_deref() == Some(order.order_id.as_str()))
+        .map(|t| t.ticket_id.clone());
+    h.work(ticket.as_deref().unwrap_or("T-0003")).await;
+    assert_eq!(
+        h.outcomes(),
+        [
+            out("shop.quote_refund", Outcome::Result),
+            out("shop.issue_refund", Outcome::ToolError)
+        ]
+    );
+    let forms = h.people.forms();
+    assert_eq!(forms.len(), 1);
+    assert_eq!(forms[0].server, "shop");
+    assert!(
+        forms[0].message.starts_with("Release refund R-"),
+        "{}",
+        forms[0].message
+    );
+    assert!(h.outcome_texts()[1].contains("declined to release"));
+    assert_eq!(
+        h.people
+            .consents()
+            .iter()
+            .map(|c| c.tool.as_str())
+            .collect::<Vec<_>>(),
+        ["shop.issue_refund"]
+    );
+}
+
+fn fixture_setup(brain: Brain, form: FormRule) -> Setup {
+    let mut setup = Setup::new(brain);
+    setup.fixture = true;
+    setup.form = form;
+    setup.tweak = Box::new(|config, _| config.limits.request_timeout_secs = 1);
+    setup
+}
+
+#[tokio::test]
+async fn a_form_with_every_field_type_is_shown_and_an_accepted_answer_reaches_the_server() {
+    let answer = BTreeMap::from([
+        (
+            "note".to_owned(),
+            FieldValue::Text("box was crushed".into()),
+        ),
+        (
+            "email".to_owned(),
+            FieldValue::Text("dana@example.com".into()),
+        ),
+        ("amount".to_owned(), FieldValue::Number(12.5)),
+        ("count".to_owned(), FieldValue::Integer(2)),
+        ("urgent".to_owned(), FieldValue::Boolean(true)),
+        ("reason".to_owned(), FieldValue::Choice("damaged".into())),
+        ("team".to_owned(), FieldValue::Choice("b".into())),
+        (
+            "tags".to_owned(),
+            FieldValue::Choices(vec!["x".into(), "z".into()]),
+        ),
+    ]);
+    let given = answer.clone();
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__every_field", json!({})), words("Done.")]),
+        Box::new(move |_| FormAnswer::Accept(given.clone())),
+    ))
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(h.outcomes(), [out("fix.every_field", Outcome::Result)]);
+    let echoed: Value = serde_json::from_str(&h.outcome_texts()[0]).expect("echoed JSON");
+    assert_eq!(
+        echoed,
+        json!({"amount": 12.5, "count": 2, "email": "dana@example.com", "note": "box was crushed", "reason": "damaged", "tags": ["x", "z"], "team": "b", "urgent": true})
+    );
+    let form = &h.people.forms()[0];
+    assert_eq!(
+        (form.server.as_str(), form.ticket.as_deref()),
+        ("fix", Some("T-0001"))
+    );
+    let FormKind::Fields(fields) = &form.kind else {
+        panic!("a form of fields")
+    };
+    assert_eq!(fields.len(), 8);
+}
+
+#[tokio::test]
+async fn a_declined_form_and_a_cancelled_form_are_distinct_at_the_server() {
+    for (answer, expected) in [
+        (FormAnswer::Decline, "the person declined"),
+        (FormAnswer::Cancel, "the person cancelled"),
+    ] {
+        let h = harness(fixture_setup(
+            scripted(vec![call("fix__every_field", json!({})), words("Done.")]),
+            Box::new(move |_| answer.clone()),
+        ))
+        .await;
+        h.work("T-0001").await;
+        assert_eq!(h.outcomes(), [out("fix.every_field", Outcome::ToolError)]);
+        assert_eq!(h.outcome_texts()[0], expected);
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_does_not_fit_the_form_is_never_sent_as_accepted() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__every_field", json!({})), words("Done.")]),
+        Box::new(|_| {
+            FormAnswer::Accept(BTreeMap::from([(
+                "note".to_owned(),
+                FieldValue::Text(String::new()),
+            )]))
+        }),
+    ))
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(h.outcome_texts()[0], "the person cancelled");
+}
+
+#[tokio::test]
+async fn a_url_request_carries_the_whole_url_and_the_host_opens_nothing() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__visit_link", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Accept(BTreeMap::new())),
+    ))
+    .await;
+    h.work("T-0001").await;
+    let form = &h.people.forms()[0];
+    assert_eq!(
+        form.kind,
+        FormKind::Url {
+            url: "https://partner.example.com/confirm?id=42".into()
+        }
+    );
+    assert_eq!(h.outcome_texts()[0], "accepted");
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_asking_is_stopped_at_the_round_cap() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__ask_forever", json!({})), words("Done.")]),
+        Box::new(|_| {
+            FormAnswer::Accept(BTreeMap::from([(
+                "again".to_owned(),
+                FieldValue::Boolean(true),
+            )]))
+        }),
+    ))
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(h.outcomes(), [out("fix.ask_forever", Outcome::Failed)]);
+    assert!(h.outcome_texts()[0].contains("asked for input more than 10 times"));
+    assert_eq!(h.people.forms().len(), 10);
+}
+
+#[tokio::test]
+async fn a_tool_that_hangs_times_out_as_failed() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__slow_read", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    h.work("T-0001").await;
+    assert_eq!(h.outcomes(), [out("fix.slow_read", Outcome::Failed)]);
+    assert!(h.outcome_texts()[0].starts_with("timed out"));
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "the call did not wait for the tool"
+    );
+}
+
+#[tokio::test]
+async fn a_huge_result_is_capped_and_marked_truncated() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__huge", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    h.work("T-0001").await;
+    let text = &h.outcome_texts()[0];
+    assert!(
+        text.len() < 70_000 && text.ends_with("more bytes]"),
+        "{}",
+        text.len()
+    );
+    let truncated = h.host.events().iter().any(|e| {
+        matches!(
+            e,
+            Event::Outcome {
+                truncated: true,
+                ..
+            }
+        )
+    });
+    assert!(truncated);
+}
+
+fn kill_shop(dir: &std::path::Path) {
+    let marker = dir.join("shop.sqlite3").display().to_string();
+    let status = std::process::Command::new("pkill")
+        .args(["-9", "-f", &marker])
+        .status()
+        .expect("pkill");
+    assert!(status.success(), "the shop's process was found and killed");
+}
+
+#[tokio::test]
+async fn a_killed_server_is_restarted_and_a_read_is_retried_once() {
+    let h = harness(Setup::new(scripted(vec![
+        call("shop__get_order_status", json!({"order_id": "O-1744"})),
+        words("Delivered."),
+    ])))
+    .await;
+    kill_shop(h.dir.path());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    h.work("T-0009").await;
+    assert_eq!(
+        h.outcomes(),
+        [out("shop.get_order_status", Outcome::Result)]
+    );
+}
+
+#[tokio::test]
+async fn a_refund_is_never_retried_when_the_server_dies() {
+    let h = harness(Setup::new(scripted(vec![
+        call("shop__issue_refund", json!({"quote_id": "Q-0123456789"})),
+        call("shop__get_order_status", json!({"order_id": "O-1744"})),
+        words("Checked."),
+    ])))
+    .await;
+    kill_shop(h.dir.path());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    h.work("T-0009").await;
+    assert_eq!(
+        h.outcomes(),
+        [
+            out("shop.issue_refund", Outcome::Failed),
+            out("shop.get_order_status", Outcome::Result)
+        ]
+    );
+    assert!(
+        h.outcome_texts()[0].contains("not retried"),
+        "{}",
+        h.outcome_texts()[0]
+    );
+}
+
+#[tokio::test]
+async fn a_reply_promising_an_unmade_refund_with_an_invented_amount_is_flagged() {
+    let h = harness(Setup::new(scripted(vec![
+        call("shop__get_order_status", json!({"order_id": "O-1744"})),
+        words(
+            "Good news: the total amount of €161.96 will be refunded to your card within 5 days.",
+        ),
+    ])))
+    .await;
+    let run = h.work("T-0009").await;
+    assert!(
+        run.findings
+            .iter()
+            .any(|f| matches!(f, Finding::RefundPromisedWithoutRefund { .. })),
+        "{:?}",
+        run.findings
+    );
+    assert!(
+        run.findings
+            .iter()
+            .any(|f| matches!(f, Finding::AmountNotFromTool { amount } if amount == "161.96")),
+        "{:?}",
+        run.findings
+    );
+}
+
+#[tokio::test]
+async fn quote_ids_are_stripped_from_the_draft() {
+    let h = harness(Setup::new(scripted(vec![
+        call(
+            "shop__quote_refund",
+            json!({"order_id": "O-1744", "sku": "KG-1031", "reason": "cracked"}),
+        ),
+        words("A refund for the mug pair would come to EUR 24.90 (quote Q-0123456789)."),
+    ])))
+    .await;
+    let run = h.work("T-0009").await;
+    let draft = run.draft.expect("a draft");
+    assert!(!draft.contains("Q-0123456789"), "{draft}");
+    assert!(run.findings.is_empty(), "{:?}", run.findings);
+}
+
+#[tokio::test]
+async fn a_replay_reproduces_the_recorded_calls_and_says_where_a_run_diverges() {
+    let mut setup = Setup::new(scripted(vec![
+        call(
+            "shop__quote_refund",
+            json!({"order_id": "O-1744", "sku": "KG-1031", "reason": "cracked"}),
+        ),
+        words("A refund would come to EUR 24.90."),
+    ]));
+    setup.record = true;
+    let recorded = harness(setup).await;
+    recorded.work("T-0009").await;
+    let path = recorded.dir.path().join("run");
+
+    let replay_path = path.clone();
+    let mut setup = Setup::new(scripted(vec![]));
+    setup.tweak = Box::new(move |config, _| {
+        config.model.source = format!("replay:{}", replay_path.display())
+    });
+    let replayed = harness(setup).await;
+    replayed.work("T-0009").await;
+    assert_eq!(replayed.outcomes(), recorded.outcomes());
+    assert_eq!(
+        replayed.outcome_texts(),
+        recorded.outcome_texts(),
+        "the seeded shop gives the same quote ID"
+    );
+    assert!(replayed.model.requests().is_empty(), "no model was asked");
+
+    let diverged = replayed.work("T-0001").await;
+    let error = diverged
+        .error
+        .expect("no recorded answer for another ticket");
+    assert!(error.contains("T-0001 turn 1"), "{error}");
+}
+
+#[tokio::test]
+async fn a_recording_cut_off_mid_line_is_readable_to_its_last_whole_event() {
+    let mut setup = Setup::new(scripted(vec![
+        call("shop__find_orders", json!({"customer_id": "C-0129"})),
+        words("Found them."),
+    ]));
+    setup.record = true;
+    let h = harness(setup).await;
+    h.work("T-0009").await;
+    let file: PathBuf = h.dir.path().join("run/events.jsonl");
+    let whole = std::fs::read_to_string(&file).expect("recording");
+    let lines = whole.lines().count();
+    std::fs::write(&file, &whole[..whole.len() - 20]).expect("cut");
+    let read = support_desk::recording::Recording::read(&file).expect("still readable");
+    assert!(read.truncated);
+    assert_eq!(read.events.len() + read.manifests.len(), lines - 1);
+}

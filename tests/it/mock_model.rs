@@ -1,0 +1,167 @@
+//! A mock OpenAI-compatible chat-completions server on 127.0.0.1: it answers with whatever
+//! its "brain" decides for each request, and keeps every request it got.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub type Brain = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+pub struct MockModel {
+    pub url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+    shutdown: CancellationToken,
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+#[derive(Clone)]
+struct Shared {
+    brain: Brain,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl MockModel {
+    pub async fn start(brain: Brain) -> Self {
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let shared = Shared {
+            brain,
+            requests: Arc::clone(&requests),
+        };
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .with_state(shared);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await;
+        });
+        Self {
+            url,
+            requests,
+            shutdown,
+        }
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().expect("requests lock").clone()
+    }
+}
+
+async fn complete(State(shared): State<Shared>, Json(request): Json<Value>) -> Json<Value> {
+    shared
+        .requests
+        .lock()
+        .expect("requests lock")
+        .push(request.clone());
+    Json((shared.brain)(&request))
+}
+
+/// A completion holding one native tool call.
+pub fn call(wire_name: &str, arguments: Value) -> Value {
+    call_raw(wire_name, &arguments.to_string())
+}
+
+/// A completion whose tool call carries `arguments` exactly as given (maybe not JSON).
+pub fn call_raw(wire_name: &str, arguments: &str) -> Value {
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": wire_name, "arguments": arguments}}]
+            }
+        }]
+    })
+}
+
+/// A completion in words.
+pub fn words(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]
+    })
+}
+
+/// Answers with `replies` in order, then with a plain closing reply.
+pub fn scripted(replies: Vec<Value>) -> Brain {
+    let queue = Mutex::new(VecDeque::from(replies));
+    Arc::new(move |_request: &Value| {
+        queue
+            .lock()
+            .expect("script lock")
+            .pop_front()
+            .unwrap_or_else(|| words("Thank you for your patience; we have looked into it."))
+    })
+}
+
+/// A model that works any ticket: it lists the customer's orders, then replies.
+pub fn queue_worker() -> Brain {
+    Arc::new(|request: &Value| {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let answered = messages.iter().any(|m| m["role"] == "tool");
+        if answered {
+            return words(
+                "Thank you for writing. I have looked up your orders and a colleague will follow up.",
+            );
+        }
+        let ticket = messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("");
+        let customer = ticket
+            .split_whitespace()
+            .find(|w| w.starts_with("C-"))
+            .map(|w| w.trim_end_matches([',', '.']))
+            .unwrap_or("C-0000");
+        call("shop__find_orders", json!({"customer_id": customer}))
+    })
+}
+
+/// The system prompt of a request.
+pub fn system_prompt(request: &Value) -> String {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The tool messages of a request, as sent to the model.
+pub fn tool_messages(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| {
+                    m["role"] == "tool"
+                        || (m["role"] == "user"
+                            && m["content"]
+                                .as_str()
+                                .is_some_and(|c| c.starts_with("<tool_response")))
+                })
+                .filter_map(|m| m["content"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
