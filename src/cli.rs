@@ -41,6 +41,14 @@ pub enum Command {
     Run(RunArgs),
     /// Connect to every configured server and describe it.
     Servers(CommonArgs),
+    /// Print the summary of a recorded run, computed from the recording alone.
+    Summary {
+        /// The recording (a directory of .jsonl batches, or one .jsonl file).
+        path: PathBuf,
+        /// Print it as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -175,6 +183,17 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve { server } => serve(server).await,
         Command::Run(args) => run(args).await,
+        Command::Summary { path, json } => {
+            let summary = crate::headless::summarize(&crate::headless::recording_path(
+                &path.to_string_lossy(),
+            ))?;
+            let text = if json {
+                serde_json::to_string(&summary)?
+            } else {
+                summary.to_text()
+            };
+            write_stdout(&format!("{text}\n"))
+        }
         Command::Servers(args) => {
             let config = DeskConfig::load(&layered_files(args.config.as_deref()))?;
             let text = crate::headless::servers(

@@ -3,21 +3,23 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use tokio::sync::mpsc;
 
 use crate::config::DeskConfig;
-use crate::host::api::{ConsentAnswer, FieldKind, FieldValue, FormAnswer, FormKind, Question};
+use crate::host::api::{
+    Command, ConsentAnswer, FieldKind, FieldValue, FormAnswer, FormKind, Question,
+};
+use crate::host::consent::PinStatus;
 use crate::host::core::{Host, Storage};
 use crate::host::events::HostEvent;
 use crate::host::summary::Summary;
+use crate::host::task::{self, Answerers, HostHandle, HostSetup};
 use crate::model::Model;
 use crate::model::openai::OpenAiChat;
 use crate::model::replay::ReplayModel;
-use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
-use crate::recording::{Manifest, Recorder, Recording};
+use crate::recording::{Recorder, Recording};
 use crate::shop::data::Ticket;
 
 /// How the scripted person answers.
@@ -86,7 +88,7 @@ fn scripted_accept(kind: &FormKind) -> FormAnswer {
 pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
     let source = config.model.source.as_str();
     if let Some(path) = source.strip_prefix("replay:") {
-        let model = ReplayModel::open(Path::new(path))
+        let model = ReplayModel::open(&recording_path(path))
             .with_context(|| format!("loading the recording for {source}"))?;
         return Ok(Model::Replay(model));
     }
@@ -106,6 +108,33 @@ pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
         )));
     }
     bail!("model.source \"{source}\" is neither replay:PATH nor openai:URL")
+}
+
+/// A recording's path: as given, or, when relative and not found from here, inside the
+/// source tree this binary was built from (so `cargo run` finds the bundled recording from
+/// any directory).
+pub fn recording_path(path: &str) -> PathBuf {
+    let given = PathBuf::from(path);
+    if given.exists() || given.is_absolute() {
+        return given;
+    }
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    if bundled.exists() { bundled } else { given }
+}
+
+/// The summary of a recorded run, read from the recording alone.
+pub fn summarize(path: &Path) -> anyhow::Result<Summary> {
+    let recording = Recording::read(path)?;
+    let allow = recording
+        .manifests
+        .first()
+        .map(|m| m.host.allow.clone())
+        .unwrap_or_default();
+    Ok(Summary::from_events(
+        &recording.events,
+        &crate::shop::ShopWorld::bundled().tickets,
+        &allow,
+    ))
 }
 
 /// The tickets a config names.
@@ -140,7 +169,8 @@ pub struct RunOptions {
     pub notes: BTreeMap<String, String>,
 }
 
-/// Works the queue headless and returns its summary.
+/// Works the queue headless, driving the host task through its channels, and returns the
+/// run's summary.
 pub async fn run(config: DeskConfig, options: RunOptions) -> anyhow::Result<Summary> {
     let model = build_model(&config)?;
     let tickets = load_tickets(&config)?;
@@ -153,101 +183,68 @@ pub async fn run(config: DeskConfig, options: RunOptions) -> anyhow::Result<Summ
         Some(path) => Some(Recorder::create(path)?),
         None => None,
     };
-    let (questions_tx, questions_rx) = mpsc::channel(16);
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
-    let answering = tokio::spawn(answer_by_script(questions_rx, options.script));
-    let draining = tokio::spawn(async move {
-        while let Some(event) = events_rx.recv().await {
-            if let HostEvent::Done {
+    let answerers = Answerers {
+        consent: if options.script.approve_consent {
+            "script: approve"
+        } else {
+            "script: decline"
+        }
+        .to_owned(),
+        lead: if options.script.accept_forms {
+            "script: accept"
+        } else {
+            "script: decline"
+        }
+        .to_owned(),
+    };
+    let HostHandle {
+        commands,
+        mut events,
+        questions,
+        task,
+    } = task::spawn(HostSetup {
+        config,
+        model,
+        tickets,
+        storage: Storage {
+            data_dir: options.data_dir.clone(),
+        },
+        recorder,
+        answerers,
+        notes: options.notes,
+    });
+    let answering = tokio::spawn(answer_by_script(questions, options.script));
+    commands
+        .send(Command::WorkQueue(options.tickets.clone()))
+        .await?;
+    let mut summary = None;
+    while let Some(event) = events.recv().await {
+        match event {
+            HostEvent::Done {
                 ticket,
                 error: Some(error),
                 ..
-            } = &event
-            {
-                tracing::warn!(%ticket, %error, "ticket ended with an error");
+            } => tracing::warn!(%ticket, %error, "ticket ended with an error"),
+            HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
+            HostEvent::QueueFinished(done) => {
+                summary = Some(done);
+                commands.send(Command::Shutdown).await?;
             }
+            HostEvent::Stopped => break,
+            HostEvent::Servers(servers) => {
+                for server in servers.iter().filter(|s| s.error.is_some()) {
+                    tracing::error!(server = %server.prefix, error = ?server.error, "server not connected");
+                }
+            }
+            HostEvent::Started { .. }
+            | HostEvent::Turn { .. }
+            | HostEvent::Done { .. }
+            | HostEvent::Prompts(_) => {}
         }
-    });
-    let storage = Storage {
-        data_dir: options.data_dir.clone(),
-    };
-    let host = Host::start(
-        config.clone(),
-        model,
-        tickets,
-        storage,
-        recorder,
-        questions_tx,
-        events_tx,
-    )
-    .await;
-    host.record_manifest(manifest(&host, &config, options.script, options.notes).await);
-    let runs = host
-        .work_queue(&options.tickets, config.limits.concurrency)
-        .await;
-    tracing::info!(tickets = runs.len(), "queue worked");
-    let summary = Summary::from_events(&host.events(), host.tickets(), &config.consent.allow);
-    host.shutdown().await;
-    drop(host);
-    answering.abort();
-    draining.abort();
-    Ok(summary)
-}
-
-async fn manifest(
-    host: &Arc<Host>,
-    config: &DeskConfig,
-    script: Script,
-    notes: BTreeMap<String, String>,
-) -> Manifest {
-    let hashes = host.tool_hashes().await;
-    Manifest {
-        format: FORMAT,
-        created_by: format!("support-desk {}", env!("CARGO_PKG_VERSION")),
-        model: ModelManifest {
-            source: config.model.source.clone(),
-            name: config.model.name.clone(),
-            recipe: config.model.recipe.as_str().to_owned(),
-            temperature: config.model.temperature,
-            seed: config.model.seed,
-            file: notes.get("model_file").cloned(),
-            sha256: notes.get("model_sha256").cloned(),
-            runtime: notes.get("runtime").cloned(),
-        },
-        prompt_hash: crate::host::prompt::prompt_hash(),
-        host: HostSettings {
-            model_calls_per_ticket: config.limits.model_calls_per_ticket,
-            request_timeout_secs: config.limits.request_timeout_secs,
-            input_rounds: config.limits.input_rounds,
-            attach_priority: config.limits.attach_priority,
-            allow: config.consent.allow.clone(),
-            consent: if script.approve_consent {
-                "approve"
-            } else {
-                "decline"
-            }
-            .to_owned(),
-            lead: if script.accept_forms {
-                "accept"
-            } else {
-                "decline"
-            }
-            .to_owned(),
-            concurrency: config.limits.concurrency,
-        },
-        servers: host
-            .servers()
-            .iter()
-            .map(|s| ServerManifest {
-                prefix: s.prefix.clone(),
-                origin: s.origin.clone(),
-                name: s.name.clone(),
-                revision: s.revision.clone().unwrap_or_default(),
-                tools: hashes.get(&s.prefix).cloned().unwrap_or_default(),
-            })
-            .collect(),
-        notes,
     }
+    task.await?;
+    answering.abort();
+    summary.ok_or_else(|| anyhow::anyhow!("the host stopped before the queue was worked"))
 }
 
 /// Connects to every configured server and describes it.
@@ -275,6 +272,7 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
         events_tx,
     )
     .await;
+    let pins = host.pin_report().await;
     let mut out = String::new();
     for server in host.servers() {
         out.push_str(&format!("{}  ({})\n", server.prefix, server.origin));
@@ -282,13 +280,23 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
             Some(error) => out.push_str(&format!("  not connected: {error}\n")),
             None => {
                 out.push_str(&format!(
-                    "  server: {}  revision: {}  tools: {}\n  {}\n  pins: {}\n",
+                    "  server: {}  revision: {}  tools: {}\n",
                     server.name.as_deref().unwrap_or("(unnamed)"),
                     server.revision.as_deref().unwrap_or("?"),
                     server.tools.len(),
-                    server.tools.join(", "),
-                    "checked against the pins kept in the data directory"
                 ));
+                for tool in &server.tools {
+                    let name = format!("{}.{tool}", server.prefix);
+                    let pin = match pins.get(&name) {
+                        Some(PinStatus::New) => "pinned now (first seen)",
+                        Some(PinStatus::Same) => "matches its pin",
+                        Some(PinStatus::Changed(_)) => {
+                            "CHANGED since pinned: blocked until a person approves it"
+                        }
+                        None => "not listed",
+                    };
+                    out.push_str(&format!("    {name}: {pin}\n"));
+                }
             }
         }
     }

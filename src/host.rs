@@ -14,3 +14,4 @@ pub mod names;
 pub mod prompt;
 pub mod servers;
 pub mod summary;
+pub mod task;

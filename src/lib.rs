@@ -15,3 +15,4 @@ pub mod partner;
 pub mod recording;
 pub mod serve;
 pub mod shop;
+pub mod ui;

@@ -4,6 +4,7 @@
 
 pub mod event;
 pub mod reader;
+pub mod review;
 pub mod writer;
 
 pub use event::{Event, Manifest};

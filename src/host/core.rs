@@ -49,6 +49,8 @@ pub struct Host {
     request_counter: std::sync::atomic::AtomicU64,
     /// Every event of this run, also when nothing is recorded to a file.
     log: std::sync::Mutex<Vec<Event>>,
+    /// How each tool compared with its pin at the last listing.
+    pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, desk state.
@@ -123,6 +125,7 @@ impl Host {
             tickets,
             request_counter: Default::default(),
             log: Default::default(),
+            pin_report: Mutex::new(BTreeMap::new()),
         };
         let mut host = host;
         host.refresh_tools().await;
@@ -172,6 +175,7 @@ impl Host {
         let mut offered = BTreeMap::new();
         let mut lists = Vec::new();
         let mut pins = self.pins.lock().await;
+        let mut report = BTreeMap::new();
         for conn in &self.servers {
             let tools = match conn.live().await {
                 Ok(live) => match live.service.list_all_tools().await {
@@ -193,9 +197,11 @@ impl Host {
             ));
             for tool in tools {
                 let name = ToolName::new(conn.prefix.clone(), tool.name.to_string());
-                if let consent::PinStatus::Changed(_) = pins.check(&name, &tool) {
+                let status = pins.check(&name, &tool);
+                if let consent::PinStatus::Changed(_) = &status {
                     tracing::warn!(tool = %name, "tool definition changed since it was pinned; blocked until approved");
                 }
+                report.insert(name.to_string(), status);
                 offered.insert(
                     name,
                     Offered {
@@ -206,6 +212,7 @@ impl Host {
             }
         }
         drop(pins);
+        *self.pin_report.lock().await = report;
         *self.tools.write().await = (NameTable::new(lists), offered);
     }
 
@@ -378,13 +385,15 @@ impl Host {
         let gate = Arc::new(Semaphore::new(concurrency.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
         for (index, ticket) in tickets.into_iter().enumerate() {
+            // Taking the permit before the task starts keeps tickets starting in queue order,
+            // so a run at concurrency 1 is the same sequence every time (a replay needs that).
+            let permit = Arc::clone(&gate)
+                .acquire_owned()
+                .await
+                .expect("the queue's semaphore is never closed");
             let host = Arc::clone(self);
-            let gate = Arc::clone(&gate);
             tasks.spawn(async move {
-                let _permit = gate
-                    .acquire_owned()
-                    .await
-                    .expect("the queue's semaphore is never closed");
+                let _permit = permit;
                 (index, host.work_ticket(&ticket, None).await)
             });
         }
@@ -500,6 +509,14 @@ impl Host {
                 tool_list_chars,
                 context_chars,
             });
+            // An empty answer is no draft: tell the model, within the same turn budget.
+            let reply = match reply {
+                Reply::Words { content } if content.trim().is_empty() => Reply::Malformed {
+                    raw: content,
+                    problem: "your answer was empty".to_owned(),
+                },
+                other => other,
+            };
             match reply {
                 Reply::Words { content } => {
                     self.emit(
@@ -522,7 +539,7 @@ impl Host {
                         content: tool_response_block(
                             "",
                             Outcome::Failed.label(),
-                            &format!("Your tool call could not be read: {problem}. Write one call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or reply in words."),
+                            &format!("Your last answer could not be used: {problem}. Write one tool call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or the reply to the customer in plain words."),
                         ),
                     });
                 }
@@ -898,6 +915,11 @@ impl Host {
                 Some(format!("The support team asks ({prompt}):\n{text}")),
             )
             .await)
+    }
+
+    /// Each tool's pin status at the last listing, by `prefix.tool`.
+    pub async fn pin_report(&self) -> BTreeMap<String, consent::PinStatus> {
+        self.pin_report.lock().await.clone()
     }
 
     /// Every event of this run so far.

@@ -1,6 +1,7 @@
 //! What the host reports as it works, for the desk to show. Plain data only.
 
 use super::api::{Outcome, ServerSummary};
+use super::summary::Summary;
 
 #[derive(Debug)]
 pub enum HostEvent {
@@ -20,6 +21,14 @@ pub enum HostEvent {
         stopped_at_turn_limit: bool,
         error: Option<String>,
     },
+    /// Every server's prompts, for the person's picker.
+    Prompts(Vec<PromptInfo>),
+    /// A queue run finished.
+    QueueFinished(Summary),
+    /// A command could not be carried out.
+    Problem(String),
+    /// The host task has ended.
+    Stopped,
 }
 
 #[derive(Debug, Clone, PartialEq)]

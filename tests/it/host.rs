@@ -322,7 +322,7 @@ async fn a_malformed_tool_call_is_an_error_to_the_model_not_a_crash() {
     assert!(
         last["content"]
             .as_str()
-            .is_some_and(|c| c.contains("could not be read")),
+            .is_some_and(|c| c.contains("could not be used")),
         "{last}"
     );
 }

@@ -7,6 +7,7 @@ mod fixture;
 mod host;
 mod mock_model;
 mod partner;
+mod recorded_run;
 mod shop_data;
 mod shop_http;
 mod shop_server;

@@ -1,0 +1,195 @@
+//! The host as a background task: `Command` in, `HostEvent` out, questions with one-shot
+//! replies. Whoever drives it (the desk, or a script in `run`) holds only these channels.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::api::{Command, Question};
+use super::core::{Host, Storage};
+use super::events::HostEvent;
+use super::summary::Summary;
+use crate::config::DeskConfig;
+use crate::model::Model;
+use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
+use crate::recording::{Manifest, Recorder};
+use crate::shop::data::Ticket;
+
+/// The driver's ends of the channels.
+pub struct HostHandle {
+    pub commands: mpsc::Sender<Command>,
+    pub events: mpsc::UnboundedReceiver<HostEvent>,
+    pub questions: mpsc::Receiver<Question>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Who answers the host's questions, for the recording's manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answerers {
+    pub consent: String,
+    pub lead: String,
+}
+
+pub struct HostSetup {
+    pub config: DeskConfig,
+    pub model: Model,
+    pub tickets: Vec<Ticket>,
+    pub storage: Storage,
+    pub recorder: Option<Recorder>,
+    pub answerers: Answerers,
+    pub notes: BTreeMap<String, String>,
+}
+
+/// Starts the host on a task of its own.
+pub fn spawn(setup: HostSetup) -> HostHandle {
+    let (commands_tx, commands_rx) = mpsc::channel(32);
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let (questions_tx, questions_rx) = mpsc::channel(32);
+    let task = tokio::spawn(run(setup, commands_rx, events_tx, questions_tx));
+    HostHandle {
+        commands: commands_tx,
+        events: events_rx,
+        questions: questions_rx,
+        task,
+    }
+}
+
+async fn run(
+    setup: HostSetup,
+    mut commands: mpsc::Receiver<Command>,
+    events: mpsc::UnboundedSender<HostEvent>,
+    questions: mpsc::Sender<Question>,
+) {
+    let HostSetup {
+        config,
+        model,
+        tickets,
+        storage,
+        recorder,
+        answerers,
+        notes,
+    } = setup;
+    let recording = recorder.is_some();
+    let host = Host::start(
+        config,
+        model,
+        tickets,
+        storage,
+        recorder,
+        questions,
+        events.clone(),
+    )
+    .await;
+    if recording {
+        host.record_manifest(manifest(&host, &answerers, notes).await);
+    }
+    let _ = events.send(HostEvent::Prompts(host.prompts().await));
+    let mut work = tokio::task::JoinSet::new();
+    while let Some(command) = commands.recv().await {
+        match command {
+            Command::WorkTicket(id) => {
+                let host = Arc::clone(&host);
+                let events = events.clone();
+                work.spawn(async move {
+                    match host.tickets().iter().find(|t| t.ticket_id == id).cloned() {
+                        Some(ticket) => {
+                            host.work_ticket(&ticket, None).await;
+                        }
+                        None => {
+                            let _ =
+                                events.send(HostEvent::Problem(format!("there is no ticket {id}")));
+                        }
+                    }
+                });
+            }
+            Command::WorkQueue(ids) => {
+                let host = Arc::clone(&host);
+                let events = events.clone();
+                work.spawn(async move {
+                    let concurrency = host.config.limits.concurrency;
+                    let before = host.events().len();
+                    host.work_queue(&ids, concurrency).await;
+                    let worked = host.events().split_off(before);
+                    let summary =
+                        Summary::from_events(&worked, host.tickets(), &host.config.consent.allow);
+                    let _ = events.send(HostEvent::QueueFinished(summary));
+                });
+            }
+            Command::AttachResource {
+                ticket,
+                server,
+                uri,
+            } => {
+                if let Err(problem) = host.attach_to_ticket(&ticket, &server, &uri).await {
+                    let _ = events.send(HostEvent::Problem(format!(
+                        "could not attach {uri}: {problem}"
+                    )));
+                }
+            }
+            Command::RunPrompt {
+                ticket,
+                prompt,
+                arguments,
+            } => {
+                let host = Arc::clone(&host);
+                let events = events.clone();
+                work.spawn(async move {
+                    if let Err(problem) = host.run_prompt(&ticket, &prompt, arguments).await {
+                        let _ = events.send(HostEvent::Problem(problem));
+                    }
+                });
+            }
+            Command::Shutdown => break,
+        }
+    }
+    work.abort_all();
+    host.shutdown().await;
+    let _ = events.send(HostEvent::Stopped);
+}
+
+async fn manifest(
+    host: &Arc<Host>,
+    answerers: &Answerers,
+    notes: BTreeMap<String, String>,
+) -> Manifest {
+    let config = &host.config;
+    let hashes = host.tool_hashes().await;
+    Manifest {
+        format: FORMAT,
+        created_by: format!("support-desk {}", env!("CARGO_PKG_VERSION")),
+        model: ModelManifest {
+            source: config.model.source.clone(),
+            name: config.model.name.clone(),
+            recipe: config.model.recipe.as_str().to_owned(),
+            temperature: config.model.temperature,
+            seed: config.model.seed,
+            file: notes.get("model_file").cloned(),
+            sha256: notes.get("model_sha256").cloned(),
+            runtime: notes.get("runtime").cloned(),
+        },
+        prompt_hash: super::prompt::prompt_hash(),
+        host: HostSettings {
+            model_calls_per_ticket: config.limits.model_calls_per_ticket,
+            request_timeout_secs: config.limits.request_timeout_secs,
+            input_rounds: config.limits.input_rounds,
+            attach_priority: config.limits.attach_priority,
+            allow: config.consent.allow.clone(),
+            consent: answerers.consent.clone(),
+            lead: answerers.lead.clone(),
+            concurrency: config.limits.concurrency,
+        },
+        servers: host
+            .servers()
+            .iter()
+            .map(|s| ServerManifest {
+                prefix: s.prefix.clone(),
+                origin: s.origin.clone(),
+                name: s.name.clone(),
+                revision: s.revision.clone().unwrap_or_default(),
+                tools: hashes.get(&s.prefix).cloned().unwrap_or_default(),
+            })
+            .collect(),
+        notes,
+    }
+}

@@ -1,0 +1,17 @@
+//! The desk's terminal UI. It holds no protocol code: it reads `HostEvent`s, answers
+//! questions, and sends `Command`s, all through the host's channels.
+
+pub mod modals;
+pub mod review;
+pub mod sanitize;
+pub mod theme;
+
+/// What a modal says after a key press. A modal answers its own question and says so; it
+/// holds no channel sender.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModalOutcome<A> {
+    /// Still open.
+    Pending,
+    /// Closed with this answer.
+    Answered(A),
+}

@@ -1,0 +1,5 @@
+//! Overlays that ask a person something: consent, a server's form, the draft editor.
+
+pub mod consent;
+pub mod draft;
+pub mod form;
