@@ -239,7 +239,10 @@ pub async fn run(config: DeskConfig, options: RunOptions) -> anyhow::Result<Summ
             HostEvent::Started { .. }
             | HostEvent::Turn { .. }
             | HostEvent::Done { .. }
-            | HostEvent::Prompts(_) => {}
+            | HostEvent::Prompts(_)
+            | HostEvent::Resources(_)
+            | HostEvent::States(_)
+            | HostEvent::Attached { .. } => {}
         }
     }
     task.await?;

@@ -30,6 +30,22 @@ pub enum Command {
         prompt: String,
         arguments: BTreeMap<String, String>,
     },
+    /// Send a ticket's reply (to the outbox). Refused while check findings are open unless
+    /// `override_reason` says why.
+    SendReply {
+        ticket: TicketId,
+        text: String,
+        by: String,
+        override_reason: Option<String>,
+    },
+    /// Keep a staff member's edits to a draft.
+    EditDraft { ticket: TicketId, text: String },
+    /// Mark a ticket for a person to handle.
+    HandToPerson {
+        ticket: TicketId,
+        by: String,
+        note: String,
+    },
     /// Stop: close every server connection and end the host task.
     Shutdown,
 }

@@ -297,30 +297,52 @@ impl Host {
             .join("\n"))
     }
 
-    /// Adds one resource to one ticket's context.
-    pub async fn attach_to_ticket(
-        &self,
-        ticket: &str,
-        server: &str,
-        uri: &str,
-    ) -> Result<(), String> {
-        let conn = self
-            .server(server)
-            .ok_or_else(|| format!("there is no server '{server}'"))?;
+    /// Every server's resources.
+    pub async fn resources(&self) -> Vec<super::events::ResourceInfo> {
+        let mut all = Vec::new();
+        for conn in &self.servers {
+            let Ok(live) = conn.live().await else { continue };
+            let capable = live.service.peer_info().and_then(|i| i.capabilities.resources.clone());
+            if capable.is_none() {
+                continue;
+            }
+            if let Ok(list) = live.service.list_all_resources().await {
+                all.extend(list.into_iter().map(|r| super::events::ResourceInfo {
+                    server: conn.prefix.clone(),
+                    title: r.title.clone().unwrap_or_else(|| r.name.clone()),
+                    description: r.description.clone().unwrap_or_default(),
+                    size: r.size,
+                    priority: r.annotations.as_ref().and_then(|a| a.priority),
+                    uri: r.uri.clone(),
+                }));
+            }
+        }
+        all
+    }
+
+    /// The desk's record of every ticket, when it keeps one.
+    pub fn states(&self) -> Vec<super::desk_state::TicketState> {
+        self.state.as_ref().and_then(|s| s.all().ok()).unwrap_or_default()
+    }
+
+    pub fn desk_state(&self) -> Option<&DeskState> {
+        self.state.as_ref()
+    }
+
+    /// Adds one resource to one ticket's context; returns its size in bytes.
+    pub async fn attach_to_ticket(&self, ticket: &str, server: &str, uri: &str) -> Result<usize, String> {
+        let conn = self.server(server).ok_or_else(|| format!("there is no server '{server}'"))?;
         let text = self.read_resource(&conn, uri).await?;
         let text = calls::cap(text, self.config.limits.attach_max_bytes).0;
-        self.extra
-            .lock()
-            .await
-            .entry(ticket.to_owned())
-            .or_default()
-            .push(Attached {
-                server: server.to_owned(),
-                uri: uri.to_owned(),
-                title: uri.to_owned(),
-                text,
-            });
-        Ok(())
+        let bytes = text.len();
+        let attached = Attached {
+            server: server.to_owned(),
+            uri: uri.to_owned(),
+            title: uri.to_owned(),
+            text,
+        };
+        self.extra.lock().await.entry(ticket.to_owned()).or_default().push(attached);
+        Ok(bytes)
     }
 
     fn server(&self, prefix: &str) -> Option<Arc<ServerConn>> {
@@ -651,7 +673,7 @@ impl Host {
             Step::Outcome {
                 tool: tool.to_owned(),
                 outcome,
-                text: text.to_owned(),
+                text: pretty(text),
                 truncated,
             },
         );
@@ -961,4 +983,13 @@ fn display_arguments(arguments: &Map<String, Value>) -> Vec<(String, String)> {
         .iter()
         .map(|(k, v)| (k.clone(), v.to_string()))
         .collect()
+}
+
+/// JSON results pretty-printed for people; anything else as it came. The model gets the
+/// text exactly as the tool sent it.
+fn pretty(text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned()),
+        _ => text.to_owned(),
+    }
 }

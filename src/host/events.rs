@@ -1,6 +1,7 @@
 //! What the host reports as it works, for the desk to show. Plain data only.
 
 use super::api::{Outcome, ServerSummary};
+use super::desk_state::TicketState;
 use super::summary::Summary;
 
 #[derive(Debug)]
@@ -23,6 +24,17 @@ pub enum HostEvent {
     },
     /// Every server's prompts, for the person's picker.
     Prompts(Vec<PromptInfo>),
+    /// Every server's resources, for the person's picker.
+    Resources(Vec<ResourceInfo>),
+    /// Each ticket's state as the desk kept it, at start and after a change by a person.
+    States(Vec<TicketState>),
+    /// A resource was added to one ticket's context.
+    Attached {
+        ticket: String,
+        server: String,
+        uri: String,
+        bytes: usize,
+    },
     /// A queue run finished.
     QueueFinished(Summary),
     /// A command could not be carried out.
@@ -74,4 +86,15 @@ pub struct PromptInfo {
     pub description: String,
     /// Name, description, required.
     pub arguments: Vec<(String, String, bool)>,
+}
+
+/// A server's resource, offered to people.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceInfo {
+    pub server: String,
+    pub uri: String,
+    pub title: String,
+    pub description: String,
+    pub size: Option<u64>,
+    pub priority: Option<f32>,
 }

@@ -116,16 +116,26 @@ async fn run(
                     let _ = events.send(HostEvent::QueueFinished(summary));
                 });
             }
-            Command::AttachResource {
-                ticket,
-                server,
-                uri,
-            } => {
-                if let Err(problem) = host.attach_to_ticket(&ticket, &server, &uri).await {
-                    let _ = events.send(HostEvent::Problem(format!(
-                        "could not attach {uri}: {problem}"
-                    )));
+            Command::AttachResource { ticket, server, uri } => match host.attach_to_ticket(&ticket, &server, &uri).await {
+                Ok(bytes) => {
+                    let _ = events.send(HostEvent::Attached { ticket, server, uri, bytes });
                 }
+                Err(problem) => {
+                    let _ = events.send(HostEvent::Problem(format!("could not attach {uri}: {problem}")));
+                }
+            },
+            Command::SendReply {
+                ticket,
+                text,
+                by,
+                override_reason,
+            } => desk_change(&host, &events, |state| {
+                state.edit_draft(&ticket, &text)?;
+                state.send(&ticket, &by, override_reason.as_deref()).map(|_| ())
+            }),
+            Command::EditDraft { ticket, text } => desk_change(&host, &events, |state| state.edit_draft(&ticket, &text)),
+            Command::HandToPerson { ticket, by, note } => {
+                desk_change(&host, &events, |state| state.hand_to_person(&ticket, &by, &note))
             }
             Command::RunPrompt {
                 ticket,
@@ -146,6 +156,26 @@ async fn run(
     work.abort_all();
     host.shutdown().await;
     let _ = events.send(HostEvent::Stopped);
+}
+
+/// Applies a person's change to the desk state and reports the new states (or why not).
+fn desk_change(
+    host: &Host,
+    events: &mpsc::UnboundedSender<HostEvent>,
+    change: impl FnOnce(&super::desk_state::DeskState) -> Result<(), super::desk_state::StateError>,
+) {
+    let Some(state) = host.desk_state() else {
+        let _ = events.send(HostEvent::Problem("the desk keeps no state here (no data directory)".to_owned()));
+        return;
+    };
+    match change(state) {
+        Ok(()) => {
+            let _ = events.send(HostEvent::States(host.states()));
+        }
+        Err(e) => {
+            let _ = events.send(HostEvent::Problem(e.to_string()));
+        }
+    }
 }
 
 async fn manifest(

@@ -1,1 +1,475 @@
-//! (being written)
+//! The consent modal: a person decides whether one tool call may happen.
+//!
+//! It shows everything the decision rests on: the server and where it runs, the tool, what
+//! its annotations claim (the server's word, not facts), why the host asks, every argument,
+//! each value seen nowhere before, and a changed definition with its diff. Only `y`
+//! approves; Enter never does, so a habitual Enter cannot turn into a refund.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Block, Clear, Padding, Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState,
+};
+
+use crate::host::api::{ConsentAsk, ToolHints};
+use crate::ui::ModalOutcome;
+use crate::ui::sanitize::{clean, one_line};
+use crate::ui::theme;
+
+/// The smallest screen the desk supports (columns, rows). Key handling cannot see the
+/// screen, so it bounds scrolling by the layout on this one; drawing clamps to the real one.
+const SMALLEST_SCREEN: (u16, u16) = (80, 24);
+const MAX_WIDTH: u16 = 100;
+/// Columns around the text: the border and one column of padding on each side.
+const SIDE_CHROME: u16 = 4;
+/// Rows around the text: the border, a blank row and the key line.
+const ROW_CHROME: u16 = 4;
+/// Labels ("Server", "Tool", …) take this many columns; their values line up after them.
+const LABEL_WIDTH: usize = 8;
+
+/// Asks whether one tool call may happen; answers `true` for approve, `false` for decline.
+#[derive(Debug, Clone)]
+pub struct ConsentModal {
+    ask: ConsentAsk,
+    ticket: String,
+    /// First content row shown.
+    scroll: u16,
+}
+
+impl ConsentModal {
+    /// `ticket` is a one-line description of the ticket the call is for (id, customer,
+    /// subject), already known to the UI.
+    pub fn new(ask: ConsentAsk, ticket: String) -> Self {
+        Self {
+            ask,
+            ticket,
+            scroll: 0,
+        }
+    }
+
+    pub fn ask(&self) -> &ConsentAsk {
+        &self.ask
+    }
+
+    /// `Answered(true)` approves, `Answered(false)` declines.
+    pub fn handle_key(&mut self, key: KeyEvent) -> ModalOutcome<bool> {
+        if key.kind == KeyEventKind::Release {
+            return ModalOutcome::Pending;
+        }
+        let pressed = key.kind == KeyEventKind::Press;
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let page = smallest_body_height().saturating_sub(2).max(1);
+        match key.code {
+            KeyCode::Char('y' | 'Y') if plain && pressed => ModalOutcome::Answered(true),
+            KeyCode::Char('n' | 'N') if plain && pressed => ModalOutcome::Answered(false),
+            // Esc closes the question as a no: silence is never a yes.
+            KeyCode::Esc if pressed => ModalOutcome::Answered(false),
+            KeyCode::Up => self.scroll_to(self.scroll.saturating_sub(1)),
+            KeyCode::Down => self.scroll_to(self.scroll.saturating_add(1)),
+            KeyCode::PageUp => self.scroll_to(self.scroll.saturating_sub(page)),
+            KeyCode::PageDown => self.scroll_to(self.scroll.saturating_add(page)),
+            KeyCode::Home => self.scroll_to(0),
+            KeyCode::End => self.scroll_to(u16::MAX),
+            // Enter (and everything else) does nothing: only `y` approves.
+            _ => ModalOutcome::Pending,
+        }
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect) {
+        let width = modal_width(area.width);
+        let lines = self.lines(usize::from(width.saturating_sub(SIDE_CHROME)));
+        let height = count(lines.len())
+            .saturating_add(ROW_CHROME)
+            .min(area.height.saturating_sub(2));
+        let modal = centred(area, width, height);
+
+        let border = if self.ask.changed_definition.is_some() {
+            theme::danger()
+        } else if !self.ask.unseen.is_empty() {
+            theme::warning()
+        } else {
+            Style::default()
+        };
+        let block = Block::bordered()
+            .title(Span::styled(" Allow this tool call? ", theme::title()))
+            .border_style(border)
+            .padding(Padding::horizontal(1));
+        let inner = block.inner(modal);
+        frame.render_widget(Clear, modal);
+        frame.render_widget(block, modal);
+
+        let [body, _, footer] = Layout::vertical([
+            Constraint::Min(0),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(inner);
+        let max_scroll = count(lines.len()).saturating_sub(body.height);
+        let scroll = self.scroll.min(max_scroll);
+        frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
+        frame.render_widget(Paragraph::new(keys_line(max_scroll > 0)), footer);
+
+        if max_scroll > 0 {
+            let mut state = ScrollbarState::new(usize::from(max_scroll))
+                .position(usize::from(scroll))
+                .viewport_content_length(usize::from(body.height));
+            frame.render_stateful_widget(
+                Scrollbar::new(ScrollbarOrientation::VerticalRight)
+                    .begin_symbol(None)
+                    .end_symbol(None),
+                modal.inner(Margin::new(0, 1)),
+                &mut state,
+            );
+        }
+    }
+
+    fn scroll_to(&mut self, row: u16) -> ModalOutcome<bool> {
+        self.scroll = row.min(self.max_scroll_on_smallest_screen());
+        ModalOutcome::Pending
+    }
+
+    fn max_scroll_on_smallest_screen(&self) -> u16 {
+        let width = modal_width(SMALLEST_SCREEN.0).saturating_sub(SIDE_CHROME);
+        count(self.lines(usize::from(width)).len()).saturating_sub(smallest_body_height())
+    }
+
+    /// Everything the modal says, laid out in rows of at most `width` columns.
+    fn lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let indent = " ".repeat(LABEL_WIDTH);
+        let label = |text: &str| Span::styled(format!("{text:<LABEL_WIDTH$}"), theme::dim());
+        let rest = || Span::raw(indent.clone());
+        let mut lines = Vec::new();
+
+        let (server, origin) = (one_line(&ask.server), one_line(&ask.origin));
+        lines.extend(wrapped(
+            label("Server"),
+            rest(),
+            &[
+                (&server, theme::title()),
+                ("  ", Style::default()),
+                (&origin, theme::dim()),
+            ],
+            width,
+        ));
+
+        let tool = one_line(&ask.tool);
+        let title = ask.hints.title.as_deref().map(one_line);
+        let mut tool_segments = vec![(tool.as_str(), theme::title())];
+        if let Some(title) = &title {
+            tool_segments.push(("  ", Style::default()));
+            tool_segments.push((title, theme::untrusted()));
+        }
+        lines.extend(wrapped(label("Tool"), rest(), &tool_segments, width));
+
+        let ticket = one_line(&self.ticket);
+        lines.extend(wrapped(
+            label("Ticket"),
+            rest(),
+            &[(&ticket, theme::untrusted())],
+            width,
+        ));
+
+        let claims = claims(&ask.hints);
+        let mut claim_segments = Vec::new();
+        for (i, (claim, style)) in claims.iter().enumerate() {
+            if i > 0 {
+                claim_segments.push((" · ", theme::dim()));
+            }
+            claim_segments.push((*claim, *style));
+        }
+        claim_segments.push((
+            "  (the server's own claims; the desk does not check them)",
+            theme::dim(),
+        ));
+        lines.extend(wrapped(label("Claims"), rest(), &claim_segments, width));
+
+        let reason = clean(&ask.reason);
+        lines.extend(wrapped(
+            label("Why"),
+            rest(),
+            &[(&reason, Style::default())],
+            width,
+        ));
+
+        for unseen in &ask.unseen {
+            let (argument, value) = (one_line(&unseen.argument), one_line(&unseen.value));
+            lines.push(Line::default());
+            lines.extend(wrapped(
+                Span::styled("⚠ ", theme::warning()),
+                Span::raw("  "),
+                &[
+                    (&argument, theme::warning()),
+                    (" ", theme::warning()),
+                    (&value, theme::warning()),
+                    (
+                        " appears neither in the ticket nor in any earlier tool result",
+                        theme::warning(),
+                    ),
+                ],
+                width,
+            ));
+        }
+
+        if let Some(diff) = &ask.changed_definition {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                "✗ Definition changed since it was pinned",
+                theme::danger(),
+            )));
+            for row in clean(diff).lines() {
+                lines.extend(diff_row(row, width));
+            }
+        }
+
+        lines.push(Line::default());
+        if ask.arguments.is_empty() {
+            lines.push(Line::from(vec![
+                label("Args"),
+                Span::styled("none", theme::dim()),
+            ]));
+        } else {
+            lines.push(Line::from(Span::styled(
+                format!("Arguments ({})", ask.arguments.len()),
+                theme::dim(),
+            )));
+        }
+        for (name, value) in &ask.arguments {
+            let (name, value) = (one_line(name), clean(value));
+            let name_width = Span::raw(name.as_str()).width();
+            // Values line up after `name = ` unless the name is too long to leave them room.
+            let hang = if name_width + 5 <= width / 2 {
+                name_width + 5
+            } else {
+                4
+            };
+            lines.extend(wrapped(
+                Span::raw("  "),
+                Span::raw(" ".repeat(hang)),
+                &[
+                    (&name, theme::title()),
+                    (" = ", theme::dim()),
+                    (&value, theme::untrusted()),
+                ],
+                width,
+            ));
+        }
+        lines
+    }
+}
+
+/// What the tool's annotations claim, each with its style; unstated hints are left out.
+fn claims(hints: &ToolHints) -> Vec<(&'static str, Style)> {
+    let plain = Style::default();
+    let mut claims = Vec::new();
+    match hints.read_only {
+        Some(true) => claims.push(("read-only", plain)),
+        Some(false) => claims.push(("not read-only", plain)),
+        None => {}
+    }
+    match hints.destructive {
+        Some(true) => claims.push(("destructive", theme::danger())),
+        Some(false) => claims.push(("not destructive", plain)),
+        None => {}
+    }
+    match hints.idempotent {
+        Some(true) => claims.push(("idempotent", plain)),
+        Some(false) => claims.push(("not idempotent", plain)),
+        None => {}
+    }
+    match hints.open_world {
+        Some(true) => claims.push(("open world", plain)),
+        Some(false) => claims.push(("closed world", plain)),
+        None => {}
+    }
+    if claims.is_empty() {
+        claims.push(("no annotations", theme::dim()));
+    }
+    claims
+}
+
+/// One row of a changed definition's diff, indented under its heading; `- was:` rows red
+/// and `+ now:` rows green, as in any diff, with their text lined up after the marker.
+fn diff_row(row: &str, width: usize) -> Vec<Line<'static>> {
+    let (marker, text, style) = if let Some(text) = row.strip_prefix("  - was:") {
+        ("  - was:", text, Style::default().fg(Color::Red))
+    } else if let Some(text) = row.strip_prefix("  + now:") {
+        ("  + now:", text, Style::default().fg(Color::Green))
+    } else {
+        ("", row, theme::untrusted())
+    };
+    let prefix = format!("  {marker}");
+    let hang = Span::raw(prefix.as_str()).width() + 1;
+    wrapped(
+        Span::styled(prefix, style),
+        Span::raw(" ".repeat(hang)),
+        &[(text, style)],
+        width,
+    )
+}
+
+fn keys_line(scrolls: bool) -> Line<'static> {
+    let mut spans = vec![
+        Span::styled("y", theme::key()),
+        Span::raw(" approve · "),
+        Span::styled("n", theme::key()),
+        Span::raw(" decline · "),
+        Span::styled("Esc", theme::key()),
+        Span::raw(" decline and close"),
+    ];
+    if scrolls {
+        spans.extend([
+            Span::raw(" · "),
+            Span::styled("↑↓ PgUp PgDn", theme::key()),
+            Span::raw(" scroll"),
+        ]);
+    }
+    Line::from(spans)
+}
+
+fn modal_width(screen_width: u16) -> u16 {
+    screen_width.saturating_sub(4).min(MAX_WIDTH)
+}
+
+fn smallest_body_height() -> u16 {
+    SMALLEST_SCREEN
+        .1
+        .saturating_sub(2)
+        .saturating_sub(ROW_CHROME)
+}
+
+fn count(rows: usize) -> u16 {
+    u16::try_from(rows).unwrap_or(u16::MAX)
+}
+
+/// A `width` × `height` rectangle in the middle of `area` (never larger than it).
+pub(super) fn centred(area: Rect, width: u16, height: u16) -> Rect {
+    let (width, height) = (width.min(area.width), height.min(area.height));
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// `segments` (text, style) laid out in rows of at most `width` columns, breaking at spaces
+/// where it can and inside a word where it must. The first row starts with `first`, every
+/// other row with `rest`; a newline in a segment starts a new row.
+pub(super) fn wrapped(
+    first: Span<'static>,
+    rest: Span<'static>,
+    segments: &[(&str, Style)],
+    width: usize,
+) -> Vec<Line<'static>> {
+    let cells: Vec<(char, Style)> = segments
+        .iter()
+        .flat_map(|(text, style)| text.chars().map(move |c| (c, *style)))
+        .collect();
+    let first_width = width.saturating_sub(first.width()).max(1);
+    let rest_width = width.saturating_sub(rest.width()).max(1);
+    wrap_cells(&cells, first_width, rest_width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let prefix = if i == 0 { first.clone() } else { rest.clone() };
+            styled_row(prefix, &row)
+        })
+        .collect()
+}
+
+fn wrap_cells(
+    cells: &[(char, Style)],
+    first_width: usize,
+    rest_width: usize,
+) -> Vec<Vec<(char, Style)>> {
+    let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
+    let mut row: Vec<(char, Style)> = Vec::new();
+    let mut row_width = 0;
+    let limit = |rows: &Vec<Vec<(char, Style)>>| {
+        if rows.is_empty() {
+            first_width
+        } else {
+            rest_width
+        }
+    };
+    let mut start = 0;
+    while start < cells.len() {
+        let c = cells[start].0;
+        if c == '\n' {
+            rows.push(std::mem::take(&mut row));
+            row_width = 0;
+            start += 1;
+            continue;
+        }
+        // The next token: a run of spaces, or a word.
+        let spaces = c == ' ';
+        let end = cells[start..]
+            .iter()
+            .position(|&(d, _)| d == '\n' || (d == ' ') != spaces)
+            .map_or(cells.len(), |offset| start + offset);
+        let token = &cells[start..end];
+        start = end;
+        let token_width: usize = token.iter().map(|&(c, _)| char_width(c)).sum();
+        if row_width + token_width <= limit(&rows) {
+            row.extend_from_slice(token);
+            row_width += token_width;
+        } else if spaces {
+            // The row breaks here; the spaces go with the break.
+            rows.push(std::mem::take(&mut row));
+            row_width = 0;
+        } else if token_width <= rest_width && !row.is_empty() {
+            while row.last().is_some_and(|&(c, _)| c == ' ') {
+                row.pop();
+            }
+            rows.push(std::mem::take(&mut row));
+            row.extend_from_slice(token);
+            row_width = token_width;
+        } else {
+            for &cell in token {
+                let w = char_width(cell.0);
+                if row_width + w > limit(&rows) && !row.is_empty() {
+                    rows.push(std::mem::take(&mut row));
+                    row_width = 0;
+                }
+                row.push(cell);
+                row_width += w;
+            }
+        }
+    }
+    rows.push(row);
+    rows
+}
+
+fn char_width(c: char) -> usize {
+    let mut buffer = [0; 4];
+    Span::raw(&*c.encode_utf8(&mut buffer)).width()
+}
+
+/// A row of styled characters as a line of spans, one span per run of one style.
+fn styled_row(prefix: Span<'static>, row: &[(char, Style)]) -> Line<'static> {
+    let mut spans = vec![prefix];
+    let mut run = String::new();
+    let mut run_style = None;
+    for &(c, style) in row {
+        if let Some(previous) = run_style
+            && previous != style
+        {
+            spans.push(Span::styled(std::mem::take(&mut run), previous));
+        }
+        run_style = Some(style);
+        run.push(c);
+    }
+    if let Some(style) = run_style {
+        spans.push(Span::styled(run, style));
+    }
+    Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests;

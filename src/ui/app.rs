@@ -1,0 +1,744 @@
+//! The desk's state and how it changes: host events in, key presses in, commands out.
+//! Drawing only reads this (see `render`).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::ModalOutcome;
+use super::modals::consent::ConsentModal;
+use super::modals::draft::{DraftAction, DraftEditor};
+use super::modals::form::FormModal;
+use super::review::{ReviewKey, ReviewScreen};
+use crate::host::api::{
+    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Pending,
+    Question, ServerSummary,
+};
+use crate::host::desk_state::{TicketState, TicketStatus};
+use crate::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
+use crate::shop::data::Ticket;
+
+/// Where a ticket stands, as the queue shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Waiting,
+    Working,
+    NeedsConsent,
+    NeedsLead,
+    DraftReady,
+    Flagged,
+    HandedToPerson,
+    Sent,
+    Diverged,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Waiting => "waiting",
+            Status::Working => "working",
+            Status::NeedsConsent => "needs consent",
+            Status::NeedsLead => "needs lead",
+            Status::DraftReady => "draft ready",
+            Status::Flagged => "flagged",
+            Status::HandedToPerson => "for a person",
+            Status::Sent => "sent",
+            Status::Diverged => "diverged",
+        }
+    }
+
+    fn from_state(status: TicketStatus) -> Self {
+        match status {
+            TicketStatus::Waiting => Status::Waiting,
+            TicketStatus::Working => Status::Working,
+            TicketStatus::DraftReady => Status::DraftReady,
+            TicketStatus::Flagged => Status::Flagged,
+            TicketStatus::HandedToPerson => Status::HandedToPerson,
+            TicketStatus::Sent => Status::Sent,
+            TicketStatus::Diverged => Status::Diverged,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    /// Waiting on a person: a question, a draft to send, a flag.
+    NeedsMe,
+    Flagged,
+}
+
+impl Filter {
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::NeedsMe => "needs me",
+            Filter::Flagged => "flagged",
+        }
+    }
+
+    fn next(self) -> Self {
+        match self {
+            Filter::All => Filter::NeedsMe,
+            Filter::NeedsMe => Filter::Flagged,
+            Filter::Flagged => Filter::All,
+        }
+    }
+
+    fn admits(self, status: Status) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::NeedsMe => matches!(
+                status,
+                Status::NeedsConsent | Status::NeedsLead | Status::DraftReady | Status::Flagged | Status::Diverged
+            ),
+            Filter::Flagged => matches!(status, Status::Flagged | Status::HandedToPerson | Status::Diverged),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct QueueItem {
+    pub ticket: Ticket,
+    pub status: Status,
+    pub model_calls: u32,
+    pub draft: Option<String>,
+    pub findings: Vec<String>,
+}
+
+/// One entry of a ticket's transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Turn { turn: u32, tool_list_chars: usize, context_chars: usize },
+    Said { words: String },
+    Call { tool: String, arguments: Vec<(String, String)> },
+    Consent { tool: String, approved: bool, by: String },
+    Input { server: String, message: String, action: String },
+    Result { tool: String, outcome: Outcome, text: String, truncated: bool },
+    Draft { text: String, findings: Vec<String> },
+    Attached { server: String, uri: String, bytes: usize },
+    Note(String),
+}
+
+/// A question waiting for a person.
+pub enum Asked {
+    Consent(Pending<ConsentAsk, ConsentAnswer>),
+    Form(Pending<FormAsk, FormAnswer>),
+}
+
+impl Asked {
+    pub fn ticket(&self) -> Option<&str> {
+        match self {
+            Asked::Consent(p) => Some(&p.ask.ticket),
+            Asked::Form(p) => p.ask.ticket.as_deref(),
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        match self {
+            Asked::Consent(p) => format!("{}: may {} run?", p.ask.ticket, p.ask.tool),
+            Asked::Form(p) => format!("{} asks: {}", p.ask.server, p.ask.message),
+        }
+    }
+}
+
+pub enum Modal {
+    Consent(ConsentModal, Pending<ConsentAsk, ConsentAnswer>),
+    Form(FormModal, Pending<FormAsk, FormAnswer>),
+    Draft(DraftEditor, String),
+    /// A form of the desk's own: a prompt's arguments.
+    PromptArgs(FormModal, String),
+    Picker(Picker),
+    Help,
+}
+
+pub enum PickerKind {
+    Prompts,
+    Resources,
+}
+
+pub struct Picker {
+    pub kind: PickerKind,
+    pub selected: usize,
+}
+
+pub struct App {
+    pub items: Vec<QueueItem>,
+    pub filter: Filter,
+    pub selected: usize,
+    pub transcripts: BTreeMap<String, Vec<Cell>>,
+    pub waiting: VecDeque<Asked>,
+    pub modal: Option<Modal>,
+    pub review: Option<ReviewScreen>,
+    pub servers: Vec<ServerSummary>,
+    pub prompts: Vec<PromptInfo>,
+    pub resources: Vec<ResourceInfo>,
+    pub model: String,
+    pub staff: String,
+    pub message: Option<String>,
+    /// Lines scrolled up from the end of the ticket pane; 0 follows the live turn.
+    pub scroll_back: u16,
+    pub queue_run: Option<(usize, usize)>,
+    pub exit: bool,
+    /// Where the queue pane was last drawn, for mouse clicks (set by the renderer's caller).
+    pub queue_area: Option<ratatui::layout::Rect>,
+}
+
+impl App {
+    pub fn new(tickets: Vec<Ticket>, model: String, staff: String) -> Self {
+        Self {
+            items: tickets
+                .into_iter()
+                .map(|ticket| QueueItem {
+                    ticket,
+                    status: Status::Waiting,
+                    model_calls: 0,
+                    draft: None,
+                    findings: vec![],
+                })
+                .collect(),
+            filter: Filter::All,
+            selected: 0,
+            transcripts: BTreeMap::new(),
+            waiting: VecDeque::new(),
+            modal: None,
+            review: None,
+            servers: vec![],
+            prompts: vec![],
+            resources: vec![],
+            model,
+            staff,
+            message: None,
+            scroll_back: 0,
+            queue_run: None,
+            exit: false,
+            queue_area: None,
+        }
+    }
+
+    /// Indices of the items the filter shows.
+    pub fn visible(&self) -> Vec<usize> {
+        (0..self.items.len()).filter(|&i| self.filter.admits(self.items[i].status)).collect()
+    }
+
+    pub fn current(&self) -> Option<&QueueItem> {
+        self.visible().get(self.selected).map(|&i| &self.items[i])
+    }
+
+    fn item_mut(&mut self, ticket: &str) -> Option<&mut QueueItem> {
+        self.items.iter_mut().find(|i| i.ticket.ticket_id == ticket)
+    }
+
+    fn note(&mut self, ticket: &str, cell: Cell) {
+        self.transcripts.entry(ticket.to_owned()).or_default().push(cell);
+    }
+
+    /// A host event changes the state; a question may open a modal.
+    pub fn on_host(&mut self, event: HostEvent) {
+        match event {
+            HostEvent::Servers(servers) => self.servers = servers,
+            HostEvent::Prompts(prompts) => self.prompts = prompts,
+            HostEvent::Resources(resources) => self.resources = resources,
+            HostEvent::States(states) => self.apply_states(states),
+            HostEvent::Started { ticket } => {
+                self.transcripts.insert(ticket.clone(), vec![]);
+                if let Some(item) = self.item_mut(&ticket) {
+                    item.status = Status::Working;
+                    item.model_calls = 0;
+                    item.draft = None;
+                    item.findings.clear();
+                }
+            }
+            HostEvent::Turn { ticket, turn, step } => self.on_step(&ticket, turn, step),
+            HostEvent::Done {
+                ticket,
+                model_calls,
+                stopped_at_turn_limit,
+                error,
+            } => {
+                if let Some((done, _)) = &mut self.queue_run {
+                    *done += 1;
+                }
+                let note = match (&error, stopped_at_turn_limit) {
+                    (Some(error), _) => Some(format!("ended without a draft: {error}")),
+                    (None, true) => Some(format!("stopped at the limit of {model_calls} model calls: a person must answer")),
+                    (None, false) => None,
+                };
+                if let Some(item) = self.item_mut(&ticket) {
+                    item.model_calls = model_calls;
+                    item.status = match (&error, stopped_at_turn_limit, item.findings.is_empty(), item.draft.is_some()) {
+                        (Some(_), _, _, _) => Status::Diverged,
+                        (None, true, _, _) => Status::Flagged,
+                        (None, false, false, _) => Status::Flagged,
+                        (None, false, true, true) => Status::DraftReady,
+                        (None, false, true, false) => Status::Flagged,
+                    };
+                }
+                if let Some(note) = note {
+                    self.note(&ticket, Cell::Note(note));
+                }
+            }
+            HostEvent::Attached {
+                ticket,
+                server,
+                uri,
+                bytes,
+            } => self.note(&ticket, Cell::Attached { server, uri, bytes }),
+            HostEvent::QueueFinished(summary) => {
+                self.message = Some(format!(
+                    "queue worked: {} tickets, {} model calls, {} tool calls, {} flagged for a person",
+                    summary.tickets_worked, summary.model_calls, summary.tool_calls, summary.flagged_for_person
+                ));
+            }
+            HostEvent::Problem(problem) => self.message = Some(problem),
+            HostEvent::Stopped => self.exit = true,
+        }
+    }
+
+    fn apply_states(&mut self, states: Vec<TicketState>) {
+        for state in states {
+            if let Some(item) = self.item_mut(&state.ticket) {
+                item.status = Status::from_state(state.status);
+                item.draft = state.draft.clone();
+                item.findings = state.findings.clone();
+                item.model_calls = state.model_calls;
+            }
+        }
+    }
+
+    fn on_step(&mut self, ticket: &str, turn: u32, step: Step) {
+        let cell = match step {
+            Step::ModelAsked {
+                tool_list_chars,
+                context_chars,
+            } => {
+                if let Some(item) = self.item_mut(ticket) {
+                    item.model_calls = turn;
+                }
+                Cell::Turn {
+                    turn,
+                    tool_list_chars,
+                    context_chars,
+                }
+            }
+            Step::ModelSaid { words } => Cell::Said { words },
+            Step::Call { tool, arguments } => Cell::Call { tool, arguments },
+            Step::Consent { tool, approved, by } => Cell::Consent { tool, approved, by },
+            Step::Input { server, message, action } => Cell::Input { server, message, action },
+            Step::Outcome {
+                tool,
+                outcome,
+                text,
+                truncated,
+            } => Cell::Result {
+                tool,
+                outcome,
+                text,
+                truncated,
+            },
+            Step::Draft { text, findings } => {
+                if let Some(item) = self.item_mut(ticket) {
+                    item.draft = Some(text.clone());
+                    item.findings = findings.clone();
+                }
+                Cell::Draft { text, findings }
+            }
+        };
+        self.note(ticket, cell);
+    }
+
+    /// A question from the host: queued, and shown at once when nothing else is open.
+    pub fn on_question(&mut self, question: Question) {
+        let asked = match question {
+            Question::Consent(p) => Asked::Consent(p),
+            Question::Form(p) => Asked::Form(p),
+        };
+        if let Some(ticket) = asked.ticket().map(str::to_owned)
+            && let Some(item) = self.item_mut(&ticket)
+        {
+            item.status = match asked {
+                Asked::Consent(_) => Status::NeedsConsent,
+                Asked::Form(_) => Status::NeedsLead,
+            };
+        }
+        self.waiting.push_back(asked);
+        if self.modal.is_none() && self.review.is_none() {
+            self.open_next_question();
+        }
+    }
+
+    fn open_next_question(&mut self) {
+        let Some(asked) = self.waiting.pop_front() else {
+            self.message = Some("no question is waiting".to_owned());
+            return;
+        };
+        self.modal = Some(match asked {
+            Asked::Consent(pending) => {
+                let ticket = self.ticket_line(&pending.ask.ticket);
+                Modal::Consent(ConsentModal::new(pending.ask.clone(), ticket), pending)
+            }
+            Asked::Form(pending) => Modal::Form(FormModal::new(pending.ask.clone()), pending),
+        });
+    }
+
+    fn ticket_line(&self, id: &str) -> String {
+        match self.items.iter().find(|i| i.ticket.ticket_id == id) {
+            Some(item) => format!("{} from {}: {}", id, item.ticket.customer_id, item.ticket.subject),
+            None => id.to_owned(),
+        }
+    }
+
+    /// Puts an open question back in the queue, as it is (the person answers it later).
+    fn later(&mut self) {
+        match self.modal.take() {
+            Some(Modal::Consent(_, pending)) => self.waiting.push_front(Asked::Consent(pending)),
+            Some(Modal::Form(_, pending)) => self.waiting.push_front(Asked::Form(pending)),
+            other => self.modal = other,
+        }
+    }
+
+    /// A key press: the open modal first, then the desk's own keys. Returns a command for
+    /// the host when the key asks for one.
+    pub fn on_key(&mut self, key: KeyEvent) -> Option<Command> {
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.exit = true;
+            return None;
+        }
+        if let Some(review) = &mut self.review {
+            if review.handle_key(key) == ReviewKey::Quit {
+                self.review = None;
+            }
+            return None;
+        }
+        if self.modal.is_some() {
+            return self.on_modal_key(key);
+        }
+        self.message = None;
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Char('q') => {
+                self.exit = true;
+                None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.select(1);
+                None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.select(-1);
+                None
+            }
+            KeyCode::Home => {
+                self.selected = 0;
+                self.scroll_back = 0;
+                None
+            }
+            KeyCode::End => {
+                self.scroll_back = 0;
+                None
+            }
+            KeyCode::PageUp => {
+                self.scroll_back = self.scroll_back.saturating_add(10);
+                None
+            }
+            KeyCode::PageDown => {
+                self.scroll_back = self.scroll_back.saturating_sub(10);
+                None
+            }
+            KeyCode::Char('f') => {
+                self.filter = self.filter.next();
+                self.selected = 0;
+                None
+            }
+            KeyCode::Char('w') if !shift => self.work_selected(),
+            KeyCode::Char('W') | KeyCode::Char('w') => {
+                let ids: Vec<String> = self
+                    .items
+                    .iter()
+                    .filter(|i| i.status == Status::Waiting)
+                    .map(|i| i.ticket.ticket_id.clone())
+                    .collect();
+                if ids.is_empty() {
+                    self.message = Some("every ticket has been worked".to_owned());
+                    return None;
+                }
+                self.queue_run = Some((0, ids.len()));
+                Some(Command::WorkQueue(ids))
+            }
+            KeyCode::Enter => self.open_selected(),
+            KeyCode::Char('a') => {
+                self.open_next_question();
+                None
+            }
+            KeyCode::Char('e') => {
+                self.edit_selected();
+                None
+            }
+            KeyCode::Char('p') => {
+                self.modal = Some(Modal::Picker(Picker {
+                    kind: PickerKind::Prompts,
+                    selected: 0,
+                }));
+                None
+            }
+            KeyCode::Char('r') => {
+                self.modal = Some(Modal::Picker(Picker {
+                    kind: PickerKind::Resources,
+                    selected: 0,
+                }));
+                None
+            }
+            KeyCode::Char('?') => {
+                self.modal = Some(Modal::Help);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn select(&mut self, delta: i64) {
+        let count = self.visible().len() as i64;
+        if count == 0 {
+            return;
+        }
+        self.selected = (self.selected as i64 + delta).clamp(0, count - 1) as usize;
+        self.scroll_back = 0;
+    }
+
+    fn work_selected(&mut self) -> Option<Command> {
+        let item = self.current()?;
+        if item.status == Status::Sent {
+            self.message = Some(format!("{} was sent already", item.ticket.ticket_id));
+            return None;
+        }
+        if item.status == Status::Working {
+            self.message = Some(format!("{} is being worked", item.ticket.ticket_id));
+            return None;
+        }
+        Some(Command::WorkTicket(item.ticket.ticket_id.clone()))
+    }
+
+    /// Enter: the ticket's waiting question, its draft, or work it.
+    fn open_selected(&mut self) -> Option<Command> {
+        let id = self.current()?.ticket.ticket_id.clone();
+        if let Some(index) = self.waiting.iter().position(|a| a.ticket() == Some(id.as_str())) {
+            if let Some(asked) = self.waiting.remove(index) {
+                self.waiting.push_front(asked);
+            }
+            self.open_next_question();
+            return None;
+        }
+        match self.current().map(|i| (i.status, i.draft.is_some())) {
+            Some((_, true)) => {
+                self.edit_selected();
+                None
+            }
+            Some((Status::Waiting, false)) => self.work_selected(),
+            _ => None,
+        }
+    }
+
+    fn edit_selected(&mut self) {
+        let Some(item) = self.current() else { return };
+        match &item.draft {
+            Some(draft) if item.status != Status::Sent => {
+                let ticket = self.ticket_line(&item.ticket.ticket_id);
+                let id = item.ticket.ticket_id.clone();
+                self.modal = Some(Modal::Draft(DraftEditor::new(ticket, draft, item.findings.clone()), id));
+            }
+            Some(_) => self.message = Some("this reply was sent already".to_owned()),
+            None => self.message = Some("no draft yet: work the ticket first (w)".to_owned()),
+        }
+    }
+
+    fn on_modal_key(&mut self, key: KeyEvent) -> Option<Command> {
+        // Ctrl-B leaves a question for later; it stays in the queue with its ticket.
+        if key.code == KeyCode::Char('b') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.later();
+            return None;
+        }
+        let modal = self.modal.take()?;
+        match modal {
+            Modal::Consent(mut view, pending) => match view.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Consent(view, pending)),
+                ModalOutcome::Answered(approved) => {
+                    let ticket = pending.ask.ticket.clone();
+                    pending.answer(ConsentAnswer {
+                        approved,
+                        by: self.staff.clone(),
+                    });
+                    self.after_answer(&ticket);
+                }
+            },
+            Modal::Form(mut view, pending) => match view.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Form(view, pending)),
+                ModalOutcome::Answered(answer) => {
+                    let ticket = pending.ask.ticket.clone();
+                    pending.answer(answer);
+                    if let Some(ticket) = ticket {
+                        self.after_answer(&ticket);
+                    }
+                }
+            },
+            Modal::Draft(mut editor, ticket) => match editor.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Draft(editor, ticket)),
+                ModalOutcome::Answered(DraftAction::Send { text, override_reason }) => {
+                    return Some(Command::SendReply {
+                        ticket,
+                        text,
+                        by: self.staff.clone(),
+                        override_reason,
+                    });
+                }
+                ModalOutcome::Answered(DraftAction::HandToPerson { note }) => {
+                    return Some(Command::HandToPerson {
+                        ticket,
+                        by: self.staff.clone(),
+                        note,
+                    });
+                }
+                ModalOutcome::Answered(DraftAction::Close { text }) => {
+                    let changed = self.items.iter().any(|i| i.ticket.ticket_id == ticket && i.draft.as_deref() != Some(text.as_str()));
+                    if changed {
+                        if let Some(item) = self.item_mut(&ticket) {
+                            item.draft = Some(text.clone());
+                        }
+                        return Some(Command::EditDraft { ticket, text });
+                    }
+                }
+            },
+            Modal::PromptArgs(mut view, prompt) => match view.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::PromptArgs(view, prompt)),
+                ModalOutcome::Answered(FormAnswer::Accept(values)) => {
+                    let ticket = self.current()?.ticket.ticket_id.clone();
+                    let arguments = values
+                        .into_iter()
+                        .map(|(name, value)| {
+                            let text = match value {
+                                FieldValue::Text(t) | FieldValue::Choice(t) => t,
+                                other => format!("{other:?}"),
+                            };
+                            (name, text)
+                        })
+                        .collect();
+                    return Some(Command::RunPrompt { ticket, prompt, arguments });
+                }
+                ModalOutcome::Answered(_) => {}
+            },
+            Modal::Picker(picker) => return self.on_picker_key(picker, key),
+            Modal::Help => {
+                if !matches!(key.code, KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter) {
+                    self.modal = Some(Modal::Help);
+                }
+            }
+        }
+        None
+    }
+
+    fn after_answer(&mut self, ticket: &str) {
+        if let Some(item) = self.item_mut(ticket)
+            && matches!(item.status, Status::NeedsConsent | Status::NeedsLead)
+        {
+            item.status = Status::Working;
+        }
+        if !self.waiting.is_empty() {
+            self.open_next_question();
+        }
+    }
+
+    fn on_picker_key(&mut self, mut picker: Picker, key: KeyEvent) -> Option<Command> {
+        let count = match picker.kind {
+            PickerKind::Prompts => self.prompts.len(),
+            PickerKind::Resources => self.resources.len(),
+        };
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => return None,
+            KeyCode::Down | KeyCode::Char('j') => picker.selected = (picker.selected + 1).min(count.saturating_sub(1)),
+            KeyCode::Up | KeyCode::Char('k') => picker.selected = picker.selected.saturating_sub(1),
+            KeyCode::Enter if count > 0 => {
+                let ticket = self.current()?.ticket.ticket_id.clone();
+                return match picker.kind {
+                    PickerKind::Prompts => {
+                        let prompt = self.prompts[picker.selected].clone();
+                        self.modal = Some(Modal::PromptArgs(FormModal::new(prompt_form(&prompt, &ticket, self.current())), prompt.name));
+                        None
+                    }
+                    PickerKind::Resources => {
+                        let resource = &self.resources[picker.selected];
+                        Some(Command::AttachResource {
+                            ticket,
+                            server: resource.server.clone(),
+                            uri: resource.uri.clone(),
+                        })
+                    }
+                };
+            }
+            _ => {}
+        }
+        self.modal = Some(Modal::Picker(picker));
+        None
+    }
+
+    pub fn on_mouse(&mut self, mouse: MouseEvent) {
+        match mouse.kind {
+            MouseEventKind::ScrollUp => self.scroll_back = self.scroll_back.saturating_add(3),
+            MouseEventKind::ScrollDown => self.scroll_back = self.scroll_back.saturating_sub(3),
+            MouseEventKind::Down(_) => {
+                if let Some(area) = self.queue_area
+                    && mouse.column >= area.x
+                    && mouse.column < area.x + area.width
+                    && mouse.row > area.y
+                    && mouse.row < area.y + area.height.saturating_sub(1)
+                {
+                    let row = (mouse.row - area.y - 1) as usize;
+                    if row < self.visible().len() {
+                        self.selected = row;
+                        self.scroll_back = 0;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How many questions wait, and for which tickets.
+    pub fn waiting_summary(&self) -> Vec<String> {
+        self.waiting.iter().map(Asked::summary).collect()
+    }
+}
+
+/// The desk's own form for a prompt's arguments, prefilled from the current ticket.
+fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> FormAsk {
+    let (server, _) = prompt.name.split_once('.').unwrap_or((&prompt.name, ""));
+    let fields = prompt
+        .arguments
+        .iter()
+        .map(|(name, description, required)| {
+            let default = match name.as_str() {
+                "order_id" => item.and_then(|i| i.ticket.order_id.clone()),
+                "customer_id" => item.map(|i| i.ticket.customer_id.clone()),
+                "ticket_id" => Some(ticket.to_owned()),
+                _ => None,
+            };
+            Field {
+                name: name.clone(),
+                title: None,
+                description: Some(description.clone()),
+                required: *required,
+                kind: FieldKind::Text {
+                    min_length: None,
+                    max_length: Some(200),
+                    format: None,
+                    default,
+                },
+            }
+        })
+        .collect();
+    FormAsk {
+        ticket: Some(ticket.to_owned()),
+        server: server.to_owned(),
+        origin: format!("prompt {} (you chose it)", prompt.name),
+        message: prompt.description.clone(),
+        kind: FormKind::Fields(fields),
+    }
+}
