@@ -67,11 +67,22 @@ pub struct Limits {
     pub attach_max_bytes: usize,
     pub result_max_bytes: usize,
     pub concurrency: usize,
+    /// How long a server may take to start and answer the handshake.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_secs: u64,
+}
+
+fn default_connect_timeout() -> u64 {
+    20
 }
 
 impl Limits {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout_secs)
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout_secs)
     }
 
     pub fn model_timeout(&self) -> Duration {

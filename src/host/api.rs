@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 pub type TicketId = String;
 
 /// What the driver asks the host to do.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Work one ticket from its start.
     WorkTicket(TicketId),

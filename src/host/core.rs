@@ -85,7 +85,13 @@ impl Host {
         let mut servers = Vec::new();
         let mut summaries = Vec::new();
         for (prefix, server) in config.enabled_servers() {
-            match ServerConn::connect(prefix, server, questions.clone(), storage.data_dir.clone())
+            match ServerConn::connect_within(
+                prefix,
+                server,
+                questions.clone(),
+                storage.data_dir.clone(),
+                config.limits.connect_timeout(),
+            )
                 .await
             {
                 Ok(conn) => servers.push(Arc::new(conn)),

@@ -162,7 +162,11 @@ pub struct ServerConn {
     handler: HostClient,
     remembered_at: Option<PathBuf>,
     live: Mutex<Option<Arc<Live>>>,
+    connect_timeout: std::time::Duration,
 }
+
+/// How long a server may take to start, answer the handshake and list its tools.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl ServerConn {
     /// Connects and lists the tools. `data_dir` keeps what the probe learned.
@@ -171,6 +175,17 @@ impl ServerConn {
         config: &ServerConfig,
         questions: mpsc::Sender<Question>,
         data_dir: Option<PathBuf>,
+    ) -> Result<Self, ConnectError> {
+        Self::connect_within(prefix, config, questions, data_dir, CONNECT_TIMEOUT).await
+    }
+
+    /// Like [`connect`](Self::connect), with the time a start may take.
+    pub async fn connect_within(
+        prefix: &str,
+        config: &ServerConfig,
+        questions: mpsc::Sender<Question>,
+        data_dir: Option<PathBuf>,
+        connect_timeout: std::time::Duration,
     ) -> Result<Self, ConnectError> {
         let origin = config.origin();
         let remembered_at = data_dir.map(|dir| {
@@ -184,6 +199,7 @@ impl ServerConn {
             handler: HostClient::new(prefix, &origin, questions),
             remembered_at,
             live: Mutex::new(None),
+            connect_timeout,
         };
         conn.live().await?;
         Ok(conn)
@@ -221,7 +237,20 @@ impl ServerConn {
         self.live.lock().await.clone()
     }
 
+    /// Starts the server, giving up when the handshake and tool listing take longer than
+    /// the connect timeout (a server that never answers must not hang the desk).
     async fn start(&self) -> Result<Live, ConnectError> {
+        match tokio::time::timeout(self.connect_timeout, self.start_unbounded()).await {
+            Ok(started) => started,
+            Err(_) => Err(ConnectError::Handshake {
+                prefix: self.prefix.clone(),
+                origin: self.origin.clone(),
+                message: format!("no usable answer within {} s; is it an MCP server on stdio?", self.connect_timeout.as_secs()),
+            }),
+        }
+    }
+
+    async fn start_unbounded(&self) -> Result<Live, ConnectError> {
         let remembered = self.recall();
         if let Some(info) = remembered.and_then(|r| r.modern) {
             match self.start_directly(info).await {

@@ -364,13 +364,70 @@ fn answer_text(content: &str) -> String {
     }
 }
 
-/// JSON text pretty-printed; anything else unchanged.
+/// A JSON value this short (written compactly) stays on one line when pretty-printed.
+const INLINE_CHARS: usize = 60;
+
+/// JSON text laid out one field per line, with short arrays and objects kept on one line;
+/// anything else unchanged.
 fn pretty(text: &str) -> String {
     match serde_json::from_str::<Value>(text) {
         Ok(value @ (Value::Object(_) | Value::Array(_))) => {
-            serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned())
+            let mut out = String::new();
+            write_pretty(&value, 0, &mut out);
+            out
         }
         _ => text.to_owned(),
+    }
+}
+
+fn write_pretty(value: &Value, indent: usize, out: &mut String) {
+    let inline = compact(value);
+    if inline.chars().count() <= INLINE_CHARS {
+        out.push_str(&inline);
+        return;
+    }
+    let pad = " ".repeat(indent + 2);
+    let (open, close, items): (char, char, Vec<(Option<&String>, &Value)>) = match value {
+        Value::Object(fields) => ('{', '}', fields.iter().map(|(k, v)| (Some(k), v)).collect()),
+        Value::Array(values) => ('[', ']', values.iter().map(|v| (None, v)).collect()),
+        _ => {
+            out.push_str(&inline);
+            return;
+        }
+    };
+    out.push(open);
+    for (index, (key, item)) in items.iter().enumerate() {
+        out.push('\n');
+        out.push_str(&pad);
+        if let Some(key) = key {
+            out.push_str(&Value::String((*key).clone()).to_string());
+            out.push_str(": ");
+        }
+        write_pretty(item, indent + 2, out);
+        if index + 1 < items.len() {
+            out.push(',');
+        }
+    }
+    out.push('\n');
+    out.push_str(&" ".repeat(indent));
+    out.push(close);
+}
+
+/// One line, with a space after each `:` and `,`.
+fn compact(value: &Value) -> String {
+    match value {
+        Value::Object(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), compact(v)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Value::Array(values) => {
+            let values: Vec<String> = values.iter().map(compact).collect();
+            format!("[{}]", values.join(", "))
+        }
+        scalar => scalar.to_string(),
     }
 }
 

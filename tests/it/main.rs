@@ -3,6 +3,7 @@
 //! HTTP on 127.0.0.1).
 
 mod cli_run;
+mod faults;
 mod fixture;
 mod host;
 mod mock_model;

@@ -200,8 +200,7 @@ fn each_turn_shows_what_the_model_saw_said_and_what_came_of_it() {
                 outcome: Some((
                     "shop.find_orders".to_owned(),
                     Outcome::Result,
-                    "{\n  \"orders\": [\n    {\n      \"order_id\": \"O-1744\"\n    }\n  ]\n}"
-                        .to_owned(),
+                    r#"{"orders": [{"order_id": "O-1744"}]}"#.to_owned(),
                     false
                 )),
             },
@@ -329,6 +328,32 @@ fn a_ticket_that_ran_out_of_turns_has_no_draft_and_counts_as_an_error() {
             problem: "not JSON".to_owned()
         }
     );
+}
+
+#[test]
+fn long_json_results_get_one_field_per_line_and_short_parts_stay_on_one() {
+    let text = r#"{"customer_id":"C-0129","orders":[{"order_id":"O-2456","placed_on":"2026-06-25","status":"shipped","total":"69.00","skus":["KG-1034"]},{"order_id":"O-1744","status":"delivered"}]}"#;
+    assert_eq!(
+        pretty(text),
+        r#"{
+  "customer_id": "C-0129",
+  "orders": [
+    {
+      "order_id": "O-2456",
+      "placed_on": "2026-06-25",
+      "status": "shipped",
+      "total": "69.00",
+      "skus": ["KG-1034"]
+    },
+    {"order_id": "O-1744", "status": "delivered"}
+  ]
+}"#
+    );
+    assert_eq!(
+        pretty("The shop has no order O-7144."),
+        "The shop has no order O-7144."
+    );
+    assert_eq!(pretty("42"), "42");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
@@ -95,10 +95,15 @@ impl ConsentModal {
         } else {
             Style::default()
         };
-        let block = Block::bordered()
+        let max_scroll = count(lines.len()).saturating_sub(body_height(height));
+        let scroll = self.scroll.min(max_scroll);
+        let mut block = Block::bordered()
             .title(Span::styled(" Allow this tool call? ", theme::title()))
             .border_style(border)
             .padding(Padding::horizontal(1));
+        if scroll < max_scroll {
+            block = block.title_bottom(Line::from(" ↓ more below ").right_aligned());
+        }
         let inner = block.inner(modal);
         frame.render_widget(Clear, modal);
         frame.render_widget(block, modal);
@@ -109,20 +114,23 @@ impl ConsentModal {
             Constraint::Length(1),
         ])
         .areas(inner);
-        let max_scroll = count(lines.len()).saturating_sub(body.height);
-        let scroll = self.scroll.min(max_scroll);
         frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
         frame.render_widget(Paragraph::new(keys_line(max_scroll > 0)), footer);
 
         if max_scroll > 0 {
-            let mut state = ScrollbarState::new(usize::from(max_scroll))
+            let mut state = ScrollbarState::new(usize::from(max_scroll) + 1)
                 .position(usize::from(scroll))
                 .viewport_content_length(usize::from(body.height));
             frame.render_stateful_widget(
                 Scrollbar::new(ScrollbarOrientation::VerticalRight)
                     .begin_symbol(None)
                     .end_symbol(None),
-                modal.inner(Margin::new(0, 1)),
+                // On the right border, beside the rows that scroll.
+                Rect {
+                    x: modal.right().saturating_sub(1),
+                    width: 1,
+                    ..body
+                },
                 &mut state,
             );
         }
@@ -183,11 +191,16 @@ impl ConsentModal {
             }
             claim_segments.push((*claim, *style));
         }
-        claim_segments.push((
-            "  (the server's own claims; the desk does not check them)",
-            theme::dim(),
-        ));
         lines.extend(wrapped(label("Claims"), rest(), &claim_segments, width));
+        lines.extend(wrapped(
+            rest(),
+            rest(),
+            &[(
+                "(what the server says of its tool; the desk cannot check it)",
+                theme::dim(),
+            )],
+            width,
+        ));
 
         let reason = clean(&ask.reason);
         lines.extend(wrapped(
@@ -336,16 +349,20 @@ fn modal_width(screen_width: u16) -> u16 {
     screen_width.saturating_sub(4).min(MAX_WIDTH)
 }
 
+/// Rows of content a modal `height` rows tall shows at once.
+fn body_height(height: u16) -> u16 {
+    height.saturating_sub(ROW_CHROME)
+}
+
 fn smallest_body_height() -> u16 {
-    SMALLEST_SCREEN
-        .1
-        .saturating_sub(2)
-        .saturating_sub(ROW_CHROME)
+    body_height(SMALLEST_SCREEN.1.saturating_sub(2))
 }
 
 fn count(rows: usize) -> u16 {
     u16::try_from(rows).unwrap_or(u16::MAX)
 }
+
+// Layout helpers, shared with the draft editor.
 
 /// A `width` × `height` rectangle in the middle of `area` (never larger than it).
 pub(super) fn centred(area: Rect, width: u16, height: u16) -> Rect {
@@ -446,7 +463,7 @@ fn wrap_cells(
     rows
 }
 
-fn char_width(c: char) -> usize {
+pub(super) fn char_width(c: char) -> usize {
     let mut buffer = [0; 4];
     Span::raw(&*c.encode_utf8(&mut buffer)).width()
 }

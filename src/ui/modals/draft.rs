@@ -1,1 +1,410 @@
-//! (being written)
+//! The draft editor: staff edit the model's draft reply before it goes out.
+//!
+//! The draft is the model's words, so it is cleaned before it is shown. While the checks
+//! have open findings, sending needs a reason, which is recorded with the send; nothing
+//! here decides for the person, and closing keeps every edit.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Padding, Paragraph};
+use tui_textarea::TextArea;
+
+use super::consent::{centred, char_width, wrapped};
+use crate::ui::ModalOutcome;
+use crate::ui::sanitize::{clean, one_line};
+use crate::ui::theme;
+
+const MAX_WIDTH: u16 = 110;
+/// The findings take at most this share of the modal's rows (1/n); the draft keeps the rest.
+const FINDINGS_SHARE: u16 = 3;
+
+/// What the person decided to do with the draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DraftAction {
+    /// Send `text`; `override_reason` is why it goes out despite open findings (recorded).
+    Send {
+        text: String,
+        override_reason: Option<String>,
+    },
+    /// Hand the ticket to a person, with a note for them.
+    HandToPerson { note: String },
+    /// Close the editor, keeping the edits in `text`.
+    Close { text: String },
+}
+
+/// What the one-line prompt under the draft asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prompt {
+    OverrideReason,
+    HandOffNote,
+}
+
+impl Prompt {
+    fn title(self) -> &'static str {
+        match self {
+            Prompt::OverrideReason => " Why send despite the findings? (recorded) ",
+            Prompt::HandOffNote => " Note for the person taking over ",
+        }
+    }
+
+    fn placeholder(self) -> &'static str {
+        match self {
+            Prompt::OverrideReason => "type the reason, then Enter",
+            Prompt::HandOffNote => "what they should know (optional), then Enter",
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Mode {
+    Editing,
+    /// Asking a one-line question; the draft waits, unchanged, above.
+    Asking {
+        prompt: Prompt,
+        input: Box<TextArea<'static>>,
+    },
+}
+
+/// Edits a draft reply; answers with a [`DraftAction`].
+#[derive(Debug)]
+pub struct DraftEditor {
+    ticket: String,
+    findings: Vec<String>,
+    draft: TextArea<'static>,
+    mode: Mode,
+    /// Why the last key did not do what it usually does (a blank reason, an empty reply).
+    notice: Option<&'static str>,
+}
+
+impl DraftEditor {
+    /// `findings` are the check findings' reasons as people read them (empty when none).
+    pub fn new(ticket: String, draft: &str, findings: Vec<String>) -> Self {
+        let draft_lines: Vec<String> = clean(draft).split('\n').map(str::to_owned).collect();
+        Self {
+            ticket: one_line(&ticket),
+            findings: findings.iter().map(|finding| one_line(finding)).collect(),
+            draft: TextArea::new(draft_lines),
+            mode: Mode::Editing,
+            notice: None,
+        }
+    }
+
+    /// The draft as it stands, edits included.
+    pub fn text(&self) -> String {
+        self.draft.lines().join("\n")
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> ModalOutcome<DraftAction> {
+        if key.kind == KeyEventKind::Release {
+            return ModalOutcome::Pending;
+        }
+        self.notice = None;
+        match self.mode {
+            Mode::Editing => self.editing_key(key),
+            Mode::Asking { .. } => self.prompt_key(key),
+        }
+    }
+
+    fn editing_key(&mut self, key: KeyEvent) -> ModalOutcome<DraftAction> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('s') if ctrl => self.send(),
+            KeyCode::Char('p') if ctrl => {
+                self.ask(Prompt::HandOffNote);
+                ModalOutcome::Pending
+            }
+            KeyCode::Esc => ModalOutcome::Answered(DraftAction::Close { text: self.text() }),
+            _ => {
+                self.draft.input(key);
+                ModalOutcome::Pending
+            }
+        }
+    }
+
+    fn send(&mut self) -> ModalOutcome<DraftAction> {
+        let text = self.text();
+        if text.trim().is_empty() {
+            self.notice = Some("The reply is empty: write it first, or Esc to close.");
+            ModalOutcome::Pending
+        } else if self.findings.is_empty() {
+            ModalOutcome::Answered(DraftAction::Send {
+                text,
+                override_reason: None,
+            })
+        } else {
+            self.ask(Prompt::OverrideReason);
+            ModalOutcome::Pending
+        }
+    }
+
+    fn prompt_key(&mut self, key: KeyEvent) -> ModalOutcome<DraftAction> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => {
+                self.mode = Mode::Editing;
+                ModalOutcome::Pending
+            }
+            // One line: Enter (or Ctrl-M, which a textarea reads as a newline) answers.
+            KeyCode::Enter => self.answer_prompt(),
+            KeyCode::Char('m') if ctrl => self.answer_prompt(),
+            _ => {
+                if let Mode::Asking { input, .. } = &mut self.mode {
+                    input.input(key);
+                }
+                ModalOutcome::Pending
+            }
+        }
+    }
+
+    fn answer_prompt(&mut self) -> ModalOutcome<DraftAction> {
+        let Mode::Asking { prompt, input } = &self.mode else {
+            return ModalOutcome::Pending;
+        };
+        let answer = input.lines().join(" ").trim().to_owned();
+        match prompt {
+            Prompt::OverrideReason if answer.is_empty() => {
+                self.notice = Some("A reason is needed to send despite the findings.");
+                ModalOutcome::Pending
+            }
+            Prompt::OverrideReason => ModalOutcome::Answered(DraftAction::Send {
+                text: self.text(),
+                override_reason: Some(answer),
+            }),
+            Prompt::HandOffNote => {
+                ModalOutcome::Answered(DraftAction::HandToPerson { note: answer })
+            }
+        }
+    }
+
+    fn ask(&mut self, prompt: Prompt) {
+        let mut input = TextArea::default();
+        input.set_cursor_line_style(Style::default());
+        input.set_placeholder_text(prompt.placeholder());
+        input.set_placeholder_style(theme::dim());
+        input.set_block(
+            Block::bordered()
+                .title(Span::styled(prompt.title(), theme::title()))
+                .padding(Padding::horizontal(1))
+                .border_style(match prompt {
+                    Prompt::OverrideReason => theme::warning(),
+                    Prompt::HandOffNote => Style::default(),
+                }),
+        );
+        self.mode = Mode::Asking {
+            prompt,
+            input: Box::new(input),
+        };
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect) {
+        let modal = centred(
+            area,
+            area.width.saturating_sub(4).min(MAX_WIDTH),
+            area.height.saturating_sub(2),
+        );
+        let block = Block::bordered()
+            .title(Span::styled(" Draft reply ", theme::title()))
+            .padding(Padding::horizontal(1));
+        let inner = block.inner(modal);
+        frame.render_widget(Clear, modal);
+        frame.render_widget(block, modal);
+
+        let width = usize::from(inner.width);
+        let mut header = wrapped(
+            Span::styled("Ticket  ", theme::dim()),
+            Span::raw("        "),
+            &[(&self.ticket, theme::untrusted())],
+            width,
+        );
+        header.extend(self.findings_lines(width, inner.height / FINDINGS_SHARE));
+
+        let prompt_rows = match self.mode {
+            Mode::Editing => 0,
+            Mode::Asking { .. } => 3,
+        };
+        let [header_area, draft_area, prompt_area, notice_area, keys_area] = Layout::vertical([
+            Constraint::Length(u16::try_from(header.len()).unwrap_or(u16::MAX)),
+            Constraint::Min(3),
+            Constraint::Length(prompt_rows),
+            Constraint::Length(u16::from(self.notice.is_some())),
+            Constraint::Length(1),
+        ])
+        .areas(inner);
+        frame.render_widget(Paragraph::new(header), header_area);
+        self.render_draft(frame, draft_area);
+        if let Mode::Asking { input, .. } = &self.mode {
+            frame.render_widget(&**input, prompt_area);
+        }
+        if let Some(notice) = self.notice {
+            frame.render_widget(
+                Paragraph::new(Span::styled(notice, theme::warning())),
+                notice_area,
+            );
+        }
+        frame.render_widget(Paragraph::new(self.keys_line()), keys_area);
+    }
+
+    /// The draft, soft-wrapped to the box (tui-textarea edits it but cannot wrap), scrolled
+    /// a page at a time so the cursor is always in view.
+    fn render_draft(&self, frame: &mut Frame, area: Rect) {
+        let focused = matches!(self.mode, Mode::Editing);
+        let mut block = Block::bordered()
+            .title(Span::styled(" Reply ", theme::title()))
+            .padding(Padding::horizontal(1))
+            .border_style(if focused {
+                Style::default()
+            } else {
+                theme::dim()
+            });
+        let inner = block.inner(area);
+        let width = usize::from(inner.width).max(1);
+        let height = usize::from(inner.height).max(1);
+        let (cursor_row, cursor_col) = self.draft.cursor();
+
+        let mut rows: Vec<Line<'static>> = Vec::new();
+        let mut cursor_at = 0;
+        for (index, line) in self.draft.lines().iter().enumerate() {
+            let chars: Vec<char> = line.chars().collect();
+            let breaks = row_breaks(&chars, width);
+            let last = breaks.len() - 1;
+            for (n, &(start, end)) in breaks.iter().enumerate() {
+                let text: String = chars[start..end].iter().collect();
+                let holds_cursor =
+                    index == cursor_row && start <= cursor_col && (cursor_col < end || n == last);
+                if holds_cursor {
+                    cursor_at = rows.len();
+                }
+                if !(holds_cursor && focused) {
+                    rows.push(Line::raw(text));
+                    continue;
+                }
+                let (before, after) = chars[start..end].split_at(cursor_col - start);
+                let under = after.first().map_or(" ".to_owned(), char::to_string);
+                let rest: String = after.iter().skip(1).collect();
+                rows.push(Line::from(vec![
+                    Span::raw(before.iter().collect::<String>()),
+                    Span::styled(under, theme::selected()),
+                    Span::raw(rest),
+                ]));
+            }
+        }
+        let top = cursor_at / height * height;
+        if top > 0 {
+            block = block.title(Line::from(" ↑ more above ").right_aligned());
+        }
+        if rows.len() > top + height {
+            block = block.title_bottom(Line::from(" ↓ more below ").right_aligned());
+        }
+        frame.render_widget(block, area);
+        let visible: Vec<Line<'static>> = rows.into_iter().skip(top).take(height).collect();
+        frame.render_widget(Paragraph::new(visible), inner);
+    }
+
+    /// The open findings, at most `max_rows` rows; the last row says how many did not fit.
+    fn findings_lines(&self, width: usize, max_rows: u16) -> Vec<Line<'static>> {
+        if self.findings.is_empty() {
+            return vec![Line::from(Span::styled(
+                "✓ The checks found nothing open.",
+                theme::good(),
+            ))];
+        }
+        let count = self.findings.len();
+        let heading = format!(
+            "✗ {count} open finding{}: send is refused while these are open",
+            if count == 1 { "" } else { "s" }
+        );
+        let mut lines = wrapped(
+            Span::raw(""),
+            Span::raw("  "),
+            &[(&heading, theme::danger())],
+            width,
+        );
+        for finding in &self.findings {
+            lines.extend(wrapped(
+                Span::styled("  • ", theme::danger()),
+                Span::raw("    "),
+                &[(finding, theme::danger())],
+                width,
+            ));
+        }
+        let max_rows = usize::from(max_rows.max(2));
+        if lines.len() > max_rows {
+            let hidden = lines.len() - (max_rows - 1);
+            lines.truncate(max_rows - 1);
+            lines.push(Line::from(Span::styled(
+                format!("  … {hidden} more rows; a taller window shows them"),
+                theme::danger(),
+            )));
+        }
+        lines
+    }
+
+    fn keys_line(&self) -> Line<'static> {
+        let keys: &[(&str, &str)] = match &self.mode {
+            Mode::Editing => &[
+                ("Ctrl-S", " send"),
+                ("Ctrl-P", " hand to a person"),
+                ("Esc", " closes, keeping your edits"),
+            ],
+            Mode::Asking {
+                prompt: Prompt::OverrideReason,
+                ..
+            } => &[
+                ("Enter", " send with this reason"),
+                ("Esc", " back to editing"),
+            ],
+            Mode::Asking {
+                prompt: Prompt::HandOffNote,
+                ..
+            } => &[("Enter", " hand to a person"), ("Esc", " back to editing")],
+        };
+        let mut spans = Vec::new();
+        for (i, (key, what)) in keys.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::raw(" · "));
+            }
+            spans.push(Span::styled(*key, theme::key()));
+            spans.push(Span::raw(*what));
+        }
+        Line::from(spans)
+    }
+}
+
+/// How one logical line of the draft splits into rows of at most `width` columns, as
+/// (start, end) character ranges that together hold every character: a row breaks after
+/// its last space where it can, and a space at the break hangs past the edge.
+fn row_breaks(line: &[char], width: usize) -> Vec<(usize, usize)> {
+    let mut rows = Vec::new();
+    let mut start = 0;
+    while start < line.len() {
+        let mut end = start;
+        let mut used = 0;
+        while end < line.len() && used + char_width(line[end]) <= width {
+            used += char_width(line[end]);
+            end += 1;
+        }
+        // A character wider than the whole row still gets a row of its own.
+        end = end.max(start + 1);
+        if end < line.len() {
+            if line[end] == ' ' {
+                end += 1;
+            } else if let Some(space) = line[start..end].iter().rposition(|&c| c == ' ')
+                && space > 0
+            {
+                end = start + space + 1;
+            }
+        }
+        rows.push((start, end));
+        start = end;
+    }
+    if rows.is_empty() {
+        rows.push((0, 0));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests;

@@ -307,3 +307,14 @@ snapshot!(consent_refund_call, refund_call(), 80, 24);
 snapshot!(consent_refund_call_wide, refund_call(), 120, 36);
 snapshot!(consent_hostile_arguments, hostile_arguments(), 80, 24);
 snapshot!(consent_hostile_arguments_wide, hostile_arguments(), 120, 36);
+
+#[test]
+fn consent_changed_definition_scrolled_to_its_end() {
+    let mut modal = changed_definition();
+    modal.handle_key(key(KeyCode::End));
+    let terminal = draw(&modal, 80, 24);
+    insta::assert_snapshot!(
+        "consent_changed_definition_scrolled_to_its_end",
+        terminal.backend()
+    );
+}

@@ -1,0 +1,772 @@
+//! The host's own costs, against the bundled servers, as BENCHMARKS.md reports them.
+//!
+//! ```sh
+//! cargo bench --bench host                  # all three groups, a few minutes on 2 cores
+//! cargo bench --bench host -- tool_call     # one group: tool_call, replay or concurrency
+//! ```
+//!
+//! - `tool_call`: one `shop.get_order_status` call, in-process and over stdio, at three depths:
+//!   rmcp's own `call_tool_once` (the floor), the desk's `host::calls::call` (timeout, request
+//!   ID, result text and cap), and a whole ticket with one call minus a ticket with none
+//!   (route, consent check, call, recording, one more replayed model turn). Criterion times
+//!   them; a separate loop times each call alone for the median and p99.
+//! - `replay`: the committed 48-ticket recording replayed through `headless::run` against
+//!   the bundled servers, the shop as the built binary over stdio.
+//! - `concurrency`: the 48 tickets against a mock OpenAI-compatible model that answers every
+//!   request after a fixed 100 ms, at concurrency 1, 4 and 8, against the ideal.
+//!
+//! The stdio shop is the `support-desk` binary Cargo builds for this bench (same profile).
+
+// A benchmark's report is its output.
+#![allow(clippy::print_stdout)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, SamplingMode};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use serde_json::{Map, Value, json};
+use support_desk::config::{DeskConfig, ServerConfig};
+use support_desk::headless::{self, RunOptions, Script};
+use support_desk::host::api::Outcome;
+use support_desk::host::calls::{self, CallPlan};
+use support_desk::host::core::{Host, Storage};
+use support_desk::host::servers::{Live, ServerConn};
+use support_desk::model::Model;
+use support_desk::model::replay::ReplayModel;
+use support_desk::recording::Recorder;
+use support_desk::shop::ShopWorld;
+use support_desk::shop::data::Ticket;
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+
+const SHOP_BIN: &str = env!("CARGO_BIN_EXE_support-desk");
+const RECORDING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recordings/ticket-runs");
+/// How long the mock model takes to answer each request in the concurrency group.
+const MODEL_LATENCY: Duration = Duration::from_millis(100);
+const CONCURRENCY: [usize; 3] = [1, 4, 8];
+
+const REPLAY_GOAL: Duration = Duration::from_secs(2);
+const CONCURRENCY_GOAL: f64 = 1.2;
+
+fn main() {
+    let groups = Groups::from_args();
+    let runtime = Runtime::new().expect("a tokio runtime");
+    let mut criterion = Criterion::default().configure_from_args();
+    let mut report = Report::default();
+    let timed = Timed::counts(groups.quick);
+    if groups.wants("tool_call") {
+        tool_call(&mut criterion, &runtime, &timed, &mut report);
+    }
+    if groups.wants("replay") {
+        replay(&mut criterion, &runtime, &timed, &mut report);
+    }
+    if groups.wants("concurrency") && !groups.quick {
+        concurrency(&runtime, &mut report);
+    }
+    criterion.final_summary();
+    report.print();
+}
+
+// ---------------------------------------------------------------------------------------
+// tool_call
+
+#[derive(Clone, Copy)]
+enum Transport {
+    InProcess,
+    Stdio,
+}
+
+impl Transport {
+    const ALL: [Transport; 2] = [Transport::InProcess, Transport::Stdio];
+
+    fn name(self) -> &'static str {
+        match self {
+            Transport::InProcess => "in_process",
+            Transport::Stdio => "stdio",
+        }
+    }
+
+    fn shop(self) -> ServerConfig {
+        match self {
+            Transport::InProcess => ServerConfig {
+                in_process: Some("shop".into()),
+                attach_resources: true,
+                enabled: true,
+                ..ServerConfig::default()
+            },
+            Transport::Stdio => shop_stdio(),
+        }
+    }
+}
+
+/// The shop as the built binary on a fresh in-memory database, as the default config has it.
+fn shop_stdio() -> ServerConfig {
+    ServerConfig {
+        command: Some(SHOP_BIN.to_owned()),
+        args: ["serve", "shop", "--stdio", "--db", ":memory:", "--seed", "4217"]
+            .map(String::from)
+            .to_vec(),
+        attach_resources: true,
+        enabled: true,
+        ..ServerConfig::default()
+    }
+}
+
+fn order_arguments() -> Map<String, Value> {
+    let mut arguments = Map::new();
+    arguments.insert("order_id".into(), Value::String("O-1744".into()));
+    arguments
+}
+
+/// rmcp's own client call, with nothing of the desk around it: the floor.
+async fn rmcp_call(live: &Live) {
+    let params = CallToolRequestParams::new("get_order_status").with_arguments(order_arguments());
+    match live.service.call_tool_once(params).await {
+        Ok(CallToolResponse::Complete(result)) if result.is_error != Some(true) => {}
+        other => panic!("get_order_status did not answer with a result: {other:?}"),
+    }
+}
+
+/// The desk's call path: `host::calls::call`, as the host makes it for an allowed read.
+async fn desk_call(conn: &ServerConn) {
+    let plan = CallPlan {
+        ticket: "bench".into(),
+        tool: "get_order_status".into(),
+        arguments: order_arguments(),
+        request_id: "bench-1".into(),
+        retry_if_lost: true,
+        timeout: Duration::from_secs(10),
+        max_rounds: 10,
+        max_result_bytes: 65536,
+    };
+    let run = calls::call(conn, plan).await;
+    assert_eq!(run.outcome, Outcome::Result, "{}", run.text);
+}
+
+/// A host whose replayed model makes exactly one allowed call on one ticket and none on
+/// another. The replay is recorded here first, against a mock model on 127.0.0.1, so it
+/// matches this host's prompt and tools exactly.
+struct TicketBench {
+    host: Arc<Host>,
+    with_call: Ticket,
+    without_call: Ticket,
+}
+
+const WITH_CALL: &str = "T-0009";
+const WITHOUT_CALL: &str = "T-0010";
+
+async fn ticket_bench(transport: Transport, scratch: &Path) -> TicketBench {
+    let mock = MockModel::start(Duration::ZERO, one_call_brain()).await;
+    let recorded = scratch.join(format!("one-call-{}", transport.name()));
+    let mut config = DeskConfig::bundled();
+    config.servers.insert("shop".into(), transport.shop());
+    config.model.source = format!("openai:{}", mock.url);
+    let model = headless::build_model(&config).expect("the mock model's config");
+    let recorder = Recorder::create(&recorded).expect("a recording in the scratch directory");
+    let host = start_host(config.clone(), model, Some(recorder)).await;
+    let with_call = ticket(&host, WITH_CALL);
+    let without_call = ticket(&host, WITHOUT_CALL);
+    let run = host.work_ticket(&with_call, None).await;
+    assert_eq!((run.model_calls, &run.error), (2, &None), "{run:?}");
+    let run = host.work_ticket(&without_call, None).await;
+    assert_eq!((run.model_calls, &run.error), (1, &None), "{run:?}");
+    host.shutdown().await;
+
+    let replay = ReplayModel::open(&recorded).expect("the recording just made");
+    config.model.source = format!("replay:{}", recorded.display());
+    let recorder = Recorder::create(&scratch.join(format!("bench-{}", transport.name())))
+        .expect("a recording in the scratch directory");
+    let host = start_host(config, Model::Replay(replay), Some(recorder)).await;
+    let bench = TicketBench {
+        host,
+        with_call,
+        without_call,
+    };
+    assert_eq!(bench.work(true).await, 2);
+    assert_eq!(bench.work(false).await, 1);
+    bench
+}
+
+impl TicketBench {
+    /// Works one ticket; returns its model calls, having checked it did not diverge.
+    async fn work(&self, with_call: bool) -> u32 {
+        let ticket = if with_call {
+            &self.with_call
+        } else {
+            &self.without_call
+        };
+        let run = self.host.work_ticket(ticket, None).await;
+        assert_eq!(run.error, None, "the replay diverged");
+        run.model_calls
+    }
+}
+
+/// A host as the desk starts one: no data directory (pins in memory, no desk state), a
+/// person who approves, a lead who declines.
+async fn start_host(config: DeskConfig, model: Model, recorder: Option<Recorder>) -> Arc<Host> {
+    let (questions_tx, questions_rx) = mpsc::channel(8);
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
+    tokio::spawn(headless::answer_by_script(
+        questions_rx,
+        Script {
+            approve_consent: true,
+            accept_forms: false,
+        },
+    ));
+    Host::start(
+        config,
+        model,
+        ShopWorld::bundled().tickets,
+        Storage::default(),
+        recorder,
+        questions_tx,
+        events_tx,
+    )
+    .await
+}
+
+fn ticket(host: &Host, id: &str) -> Ticket {
+    host.tickets()
+        .iter()
+        .find(|t| t.ticket_id == id)
+        .cloned()
+        .expect("a bundled ticket")
+}
+
+fn tool_call(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &mut Report) {
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let mut group = criterion.benchmark_group("tool_call");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for transport in Transport::ALL {
+        let name = transport.name();
+        let (questions, _unanswered) = mpsc::channel(1);
+        let conn = runtime
+            .block_on(ServerConn::connect("shop", &transport.shop(), questions, None))
+            .expect("the shop connects");
+        let live = runtime.block_on(conn.live()).expect("a live connection");
+
+        group.bench_function(BenchmarkId::new("rmcp", name), |b| {
+            b.iter_custom(|iters| total(runtime, iters, async || rmcp_call(&live).await))
+        });
+        let rmcp = spans(runtime, timed.calls, async || rmcp_call(&live).await);
+        report.spans("tool_call", "rmcp", name, &rmcp);
+
+        group.bench_function(BenchmarkId::new("desk_call", name), |b| {
+            b.iter_custom(|iters| total(runtime, iters, async || desk_call(&conn).await))
+        });
+        let desk = spans(runtime, timed.calls, async || desk_call(&conn).await);
+        report.spans("tool_call", "desk_call", name, &desk);
+        runtime.block_on(conn.forget());
+
+        let tickets = runtime.block_on(ticket_bench(transport, scratch.path()));
+        for (function, with_call) in [("ticket_one_call", true), ("ticket_no_call", false)] {
+            group.bench_function(BenchmarkId::new(function, name), |b| {
+                b.iter_custom(|iters| {
+                    total(runtime, iters, async || {
+                        tickets.work(with_call).await;
+                    })
+                })
+            });
+            let spans = spans(runtime, timed.tickets, async || {
+                tickets.work(with_call).await;
+            });
+            report.spans("tool_call", function, name, &spans);
+        }
+        runtime.block_on(tickets.host.shutdown());
+    }
+    group.finish();
+    for transport in Transport::ALL {
+        report.tool_call_ratios(transport.name());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// replay
+
+fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &mut Report) {
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let runs = AtomicUsize::new(0);
+    let replay_once = || {
+        let n = runs.fetch_add(1, Ordering::Relaxed);
+        let dir = scratch.path().join(format!("run-{n}"));
+        let mut config = DeskConfig::bundled();
+        config.model.source = format!("replay:{RECORDING}");
+        config.servers.insert("shop".into(), shop_stdio());
+        let options = RunOptions {
+            tickets: vec![],
+            script: Script {
+                approve_consent: true,
+                accept_forms: false,
+            },
+            record: Some(dir.join("replay")),
+            data_dir: Some(dir.join("data")),
+            notes: Default::default(),
+        };
+        let started = Instant::now();
+        let summary = runtime
+            .block_on(headless::run(config, options))
+            .expect("the replay runs");
+        let took = started.elapsed();
+        assert_eq!(
+            (summary.tickets_worked, summary.errors),
+            (48, 0),
+            "the replay must work all 48 tickets without diverging"
+        );
+        took
+    };
+    let mut group = criterion.benchmark_group("replay");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("ticket_runs_48", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| replay_once()).sum())
+    });
+    group.finish();
+    let spans: Vec<Duration> = (0..timed.replays).map(|_| replay_once()).collect();
+    report.spans("replay", "ticket_runs_48", "", &spans);
+    report.replay_goal();
+}
+
+// ---------------------------------------------------------------------------------------
+// concurrency
+
+fn concurrency(runtime: &Runtime, report: &mut Report) {
+    for concurrency in CONCURRENCY {
+        let scratch = tempfile::tempdir().expect("a scratch directory");
+        let (wall, requests) = runtime.block_on(async {
+            let mock = MockModel::start(MODEL_LATENCY, queue_worker()).await;
+            let mut config = DeskConfig::bundled();
+            config.model.source = format!("openai:{}", mock.url);
+            config.limits.concurrency = concurrency;
+            config.servers.insert("shop".into(), shop_stdio());
+            let options = RunOptions {
+                tickets: vec![],
+                script: Script {
+                    approve_consent: true,
+                    accept_forms: false,
+                },
+                record: None,
+                data_dir: Some(scratch.path().join("data")),
+                notes: Default::default(),
+            };
+            let started = Instant::now();
+            let summary = headless::run(config, options).await.expect("the run");
+            let wall = started.elapsed();
+            assert_eq!((summary.tickets_worked, summary.errors), (48, 0));
+            (wall, mock.requests())
+        });
+        report.concurrency(concurrency, wall, requests);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// timing
+
+/// Runs `f` `iters` times and returns the time they took together (criterion's iter_custom).
+fn total(runtime: &Runtime, iters: u64, f: impl AsyncFn()) -> Duration {
+    runtime.block_on(async {
+        let started = Instant::now();
+        for _ in 0..iters {
+            f().await;
+        }
+        started.elapsed()
+    })
+}
+
+/// Times `n` runs of `f` one by one, after as many untimed runs as a tenth of `n`.
+fn spans(runtime: &Runtime, n: usize, f: impl AsyncFn()) -> Vec<Duration> {
+    runtime.block_on(async {
+        for _ in 0..n / 10 {
+            f().await;
+        }
+        let mut spans = Vec::with_capacity(n);
+        for _ in 0..n {
+            let started = Instant::now();
+            f().await;
+            spans.push(started.elapsed());
+        }
+        spans
+    })
+}
+
+fn nearest_rank(sorted: &[Duration], fraction: f64) -> Duration {
+    let rank = (fraction * sorted.len() as f64).ceil() as usize;
+    sorted[rank.saturating_sub(1)]
+}
+
+/// How many runs the timed loops make.
+struct Timed {
+    /// Calls timed one by one for the median and p99 of each call path.
+    calls: usize,
+    /// Tickets timed one by one for each ticket path.
+    tickets: usize,
+    /// Whole replays of the queue.
+    replays: usize,
+}
+
+impl Timed {
+    fn counts(quick: bool) -> Self {
+        if quick {
+            Self { calls: 10, tickets: 10, replays: 1 }
+        } else {
+            Self { calls: 2000, tickets: 1000, replays: 10 }
+        }
+    }
+}
+
+struct Figure {
+    median: Duration,
+    p99: Duration,
+    n: usize,
+    /// Criterion's median of its sample means, from its estimates.json, when found.
+    criterion_median: Option<Duration>,
+}
+
+#[derive(Default)]
+struct Report {
+    timed: Vec<(String, Figure)>,
+    ratios: Vec<String>,
+    figures: Vec<String>,
+}
+
+impl Report {
+    fn spans(&mut self, group: &str, function: &str, parameter: &str, spans: &[Duration]) {
+        let mut sorted = spans.to_vec();
+        sorted.sort();
+        let id = [group, function, parameter]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("/");
+        let timed = Figure {
+            median: nearest_rank(&sorted, 0.50),
+            p99: nearest_rank(&sorted, 0.99),
+            n: sorted.len(),
+            criterion_median: criterion_median(&id),
+        };
+        self.figures.push(format!(
+            "{id:<34} median {:>10}   p99 {:>10}   (n = {}; criterion's median {})",
+            show(timed.median),
+            show(timed.p99),
+            timed.n,
+            timed.criterion_median.map_or("not found".into(), show),
+        ));
+        self.timed.push((id, timed));
+    }
+
+    fn get(&self, id: &str) -> &Figure {
+        &self
+            .timed
+            .iter()
+            .find(|(i, _)| i == id)
+            .expect("timed before the ratio")
+            .1
+    }
+
+    fn tool_call_ratios(&mut self, transport: &str) {
+        let rmcp = self.get(&format!("tool_call/rmcp/{transport}")).median;
+        let desk = self.get(&format!("tool_call/desk_call/{transport}")).median;
+        let one = self
+            .get(&format!("tool_call/ticket_one_call/{transport}"))
+            .median;
+        let none = self
+            .get(&format!("tool_call/ticket_no_call/{transport}"))
+            .median;
+        let marginal = one.saturating_sub(none);
+        self.ratios.push(format!(
+            "{transport}: desk call / rmcp call = {:.2}x ({} vs {}); a ticket's cost per tool call (one-call ticket minus no-call ticket) = {} = {:.2}x the rmcp call",
+            ratio(desk, rmcp),
+            show(desk),
+            show(rmcp),
+            show(marginal),
+            ratio(marginal, rmcp),
+        ));
+    }
+
+    fn replay_goal(&mut self) {
+        let median = self.get("replay/ticket_runs_48").median;
+        self.ratios.push(format!(
+            "replay of 48 tickets: median {} = {:.2}x the 2 s goal ({})",
+            show(median),
+            ratio(median, REPLAY_GOAL),
+            if median < REPLAY_GOAL { "met" } else { "MISSED" }
+        ));
+    }
+
+    fn concurrency(&mut self, concurrency: usize, wall: Duration, requests: usize) {
+        // Every ticket makes the same number of model requests, so the ideal packs them
+        // perfectly: per-ticket model time x 48 / concurrency.
+        let ideal = MODEL_LATENCY * requests as u32 / concurrency as u32;
+        let wall_over_ideal = ratio(wall, ideal);
+        self.figures.push(format!(
+            "concurrency {concurrency}: wall {} ideal {} ({requests} model requests x {} / {concurrency}); overhead {}",
+            show(wall),
+            show(ideal),
+            show(MODEL_LATENCY),
+            show(wall.saturating_sub(ideal)),
+        ));
+        self.ratios.push(format!(
+            "concurrency {concurrency}: wall / ideal = {wall_over_ideal:.3}x ({})",
+            if wall_over_ideal <= CONCURRENCY_GOAL {
+                "within 1.2x"
+            } else {
+                "MISSED 1.2x"
+            }
+        ));
+    }
+
+    fn print(&self) {
+        println!("\n== host bench report ==");
+        println!("ratios:");
+        for line in &self.ratios {
+            println!("  {line}");
+        }
+        println!("figures (each span timed alone; median and p99 nearest-rank):");
+        for line in &self.figures {
+            println!("  {line}");
+        }
+    }
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+fn show(d: Duration) -> String {
+    let micros = d.as_secs_f64() * 1e6;
+    if micros < 10_000.0 {
+        format!("{micros:.1} us")
+    } else {
+        format!("{:.3} s", d.as_secs_f64())
+    }
+}
+
+/// Criterion's median for a benchmark, read back from `target/criterion/<id>/new/estimates.json`.
+fn criterion_median(id: &str) -> Option<Duration> {
+    let home = std::env::var_os("CRITERION_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR").map(|dir| PathBuf::from(dir).join("criterion"))
+        })
+        .or_else(|| {
+            // target/<profile>/deps/host-<hash>
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.parent()?.parent()?.parent()?.join("criterion"))
+        })?;
+    let text = std::fs::read_to_string(home.join(id).join("new/estimates.json")).ok()?;
+    let estimates: Value = serde_json::from_str(&text).ok()?;
+    let nanos = estimates["median"]["point_estimate"].as_f64()?;
+    Some(Duration::from_nanos(nanos as u64))
+}
+
+/// Which groups to run: criterion's filter (the first word that is not an option) picks
+/// the groups whose name it matches, as it picks benchmarks.
+struct Groups {
+    filter: Option<String>,
+    /// `cargo test --benches` runs each benchmark once, `--list` none: the timed loops
+    /// then make a few runs only, and the concurrency group is skipped.
+    quick: bool,
+}
+
+impl Groups {
+    fn from_args() -> Self {
+        const TAKES_VALUE: [&str; 12] = [
+            "--save-baseline",
+            "--baseline",
+            "--baseline-lenient",
+            "--load-baseline",
+            "--sample-size",
+            "--warm-up-time",
+            "--measurement-time",
+            "--nresamples",
+            "--noise-threshold",
+            "--confidence-level",
+            "--significance-level",
+            "--profile-time",
+        ];
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let mut filter = None;
+        let mut skip_next = false;
+        for arg in &args {
+            if skip_next {
+                skip_next = false;
+            } else if TAKES_VALUE.contains(&arg.as_str())
+                || ["--color", "--output-format", "--plotting-backend", "--format"]
+                    .contains(&arg.as_str())
+            {
+                skip_next = true;
+            } else if !arg.starts_with('-') && filter.is_none() {
+                filter = Some(arg.clone());
+            }
+        }
+        Self {
+            filter,
+            quick: args.iter().any(|a| a == "--test" || a == "--list"),
+        }
+    }
+
+    fn wants(&self, group: &str) -> bool {
+        self.filter
+            .as_deref()
+            .is_none_or(|f| group.contains(f) || f.contains(group))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A mock OpenAI-compatible model on 127.0.0.1 (the small part of tests/it/mock_model.rs
+// these benches need, with a fixed latency per request).
+
+type Brain = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+struct MockModel {
+    url: String,
+    requests: Arc<AtomicUsize>,
+    shutdown: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+#[derive(Clone)]
+struct Mock {
+    brain: Brain,
+    latency: Duration,
+    requests: Arc<AtomicUsize>,
+}
+
+impl MockModel {
+    async fn start(latency: Duration, brain: Brain) -> Self {
+        let requests = Arc::new(AtomicUsize::new(0));
+        let mock = Mock {
+            brain,
+            latency,
+            requests: Arc::clone(&requests),
+        };
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(complete))
+            .with_state(mock);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await;
+        });
+        Self {
+            url,
+            requests,
+            shutdown,
+        }
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
+    }
+}
+
+async fn complete(
+    axum::extract::State(mock): axum::extract::State<Mock>,
+    axum::Json(request): axum::Json<Value>,
+) -> axum::Json<Value> {
+    mock.requests.fetch_add(1, Ordering::Relaxed);
+    if !mock.latency.is_zero() {
+        tokio::time::sleep(mock.latency).await;
+    }
+    axum::Json((mock.brain)(&request))
+}
+
+fn call(wire_name: &str, arguments: Value) -> Value {
+    json!({
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "choices": [{
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": wire_name, "arguments": arguments.to_string()}}]
+            }
+        }]
+    })
+}
+
+fn words(text: &str) -> Value {
+    json!({
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]
+    })
+}
+
+/// The request's messages, and whether a tool has answered yet.
+fn read_request(request: &Value) -> (Vec<Value>, bool) {
+    let messages = request["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let answered = messages.iter().any(|m| {
+        m["role"] == "tool"
+            || m["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("<tool_response"))
+    });
+    (messages, answered)
+}
+
+fn first_user_message(messages: &[Value]) -> &str {
+    messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+}
+
+/// One allowed call on WITH_CALL, then words; words at once on any other ticket.
+fn one_call_brain() -> Brain {
+    Arc::new(|request: &Value| {
+        let (messages, answered) = read_request(request);
+        let ticket = first_user_message(&messages);
+        if !answered && ticket.starts_with(&format!("Ticket {WITH_CALL} ")) {
+            call("shop__get_order_status", json!({"order_id": "O-1744"}))
+        } else {
+            words("Thank you for writing. Your order O-1744 is on its way.")
+        }
+    })
+}
+
+/// Works any ticket in two requests: list the customer's orders, then reply.
+fn queue_worker() -> Brain {
+    Arc::new(|request: &Value| {
+        let (messages, answered) = read_request(request);
+        if answered {
+            return words(
+                "Thank you for writing. I have looked up your orders and a colleague will follow up.",
+            );
+        }
+        let customer = first_user_message(&messages)
+            .split_whitespace()
+            .find(|w| w.starts_with("C-"))
+            .map(|w| w.trim_end_matches([',', '.']))
+            .unwrap_or("C-0000")
+            .to_owned();
+        call("shop__find_orders", json!({"customer_id": customer}))
+    })
+}

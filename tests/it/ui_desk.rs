@@ -1,0 +1,321 @@
+//! The desk's screens over ratatui's TestBackend, and its update logic driven by keys.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use support_desk::host::api::{
+    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FormAnswer, FormAsk, FormKind, Outcome, Pending, Question,
+    ServerSummary, ToolHints, UnseenValue,
+};
+use support_desk::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
+use support_desk::shop::ShopWorld;
+use support_desk::ui::app::{App, Modal, Status};
+use support_desk::ui::render::render;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn app() -> App {
+    let mut app = App::new(ShopWorld::bundled().tickets, "replay:recordings/ticket-runs (131 recorded model calls)".into(), "dana".into());
+    app.on_host(HostEvent::Servers(vec![
+        ServerSummary {
+            prefix: "partner".into(),
+            origin: "in-process partner".into(),
+            name: Some("partner-tracking".into()),
+            revision: Some("2026-07-28".into()),
+            tools: vec!["track_parcel".into()],
+            error: None,
+        },
+        ServerSummary {
+            prefix: "shop".into(),
+            origin: "support-desk serve shop --stdio".into(),
+            name: Some("shop-support".into()),
+            revision: Some("2026-07-28".into()),
+            tools: ["find_orders", "find_products", "get_order_status", "issue_refund", "quote_refund"].map(String::from).to_vec(),
+            error: None,
+        },
+    ]));
+    app
+}
+
+fn screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+    terminal.draw(|frame| render(app, frame)).expect("draw");
+    format!("{}", terminal.backend())
+}
+
+fn step(app: &mut App, ticket: &str, turn: u32, step: Step) {
+    app.on_host(HostEvent::Turn { ticket: ticket.into(), turn, step });
+}
+
+/// T-0009 worked: a tool error, a lookup, and a draft with a finding.
+fn worked(app: &mut App) {
+    app.on_host(HostEvent::Started { ticket: "T-0009".into() });
+    step(app, "T-0009", 1, Step::ModelAsked { tool_list_chars: 3052, context_chars: 1900 });
+    step(app, "T-0009", 1, Step::Call { tool: "shop.quote_refund".into(), arguments: vec![("order_id".into(), "\"O-7144\"".into())] });
+    step(
+        app,
+        "T-0009",
+        1,
+        Step::Outcome {
+            tool: "shop.quote_refund".into(),
+            outcome: Outcome::ToolError,
+            text: "The shop has no order O-7144. Check the number with the customer, or use find_orders to list their orders.".into(),
+            truncated: false,
+        },
+    );
+    step(app, "T-0009", 2, Step::ModelAsked { tool_list_chars: 3052, context_chars: 1900 });
+    step(app, "T-0009", 2, Step::Call { tool: "partner.track_parcel".into(), arguments: vec![("tracking_number".into(), "\"KP123456789\"".into())] });
+    step(app, "T-0009", 2, Step::Consent { tool: "partner.track_parcel".into(), approved: true, by: "dana".into() });
+    step(
+        app,
+        "T-0009",
+        2,
+        Step::Outcome {
+            tool: "partner.track_parcel".into(),
+            outcome: Outcome::Result,
+            text: "{\n  \"status\": \"in_transit\",\n  \"carrier\": \"Kestrel Parcel\"\n}".into(),
+            truncated: false,
+        },
+    );
+    step(
+        app,
+        "T-0009",
+        3,
+        Step::Draft {
+            text: "Your refund of €42.70 will be sent today.".into(),
+            findings: vec!["The reply promises a refund, but no refund was issued for this ticket.".into()],
+        },
+    );
+    app.on_host(HostEvent::Done { ticket: "T-0009".into(), model_calls: 3, stopped_at_turn_limit: false, error: None });
+}
+
+fn select(app: &mut App, ticket: &str) {
+    let index = app.visible().iter().position(|&i| app.items[i].ticket.ticket_id == ticket).expect("visible ticket");
+    app.on_key(key(KeyCode::Home));
+    for _ in 0..index {
+        app.on_key(key(KeyCode::Down));
+    }
+}
+
+fn consent_question(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<ConsentAnswer>) {
+    let (pending, answer) = Pending::new(ConsentAsk {
+        ticket: ticket.into(),
+        server: "shop".into(),
+        origin: "support-desk serve shop --stdio".into(),
+        tool: "shop.issue_refund".into(),
+        hints: ToolHints { title: Some("Issue a refund".into()), destructive: Some(true), ..ToolHints::default() },
+        arguments: vec![("quote_id".into(), "\"Q-0123456789\"".into())],
+        unseen: vec![UnseenValue { argument: "quote_id".into(), value: "Q-0123456789".into() }],
+        changed_definition: None,
+        reason: "shop.issue_refund is not on the desk's list of tools that change nothing".into(),
+    });
+    (Question::Consent(pending), answer)
+}
+
+fn release_form(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<FormAnswer>) {
+    let (pending, answer) = Pending::new(FormAsk {
+        ticket: Some(ticket.into()),
+        server: "shop".into(),
+        origin: "support-desk serve shop --stdio".into(),
+        message: "Release refund R-0001 of EUR 279.00 on order O-1587? It is above the EUR 150.00 refund limit, so a lead must confirm it.".into(),
+        kind: FormKind::Fields(vec![
+            Field { name: "release".into(), title: Some("Release the refund".into()), description: None, required: true, kind: FieldKind::Boolean { default: None } },
+            Field {
+                name: "note".into(),
+                title: Some("Note for the record".into()),
+                description: None,
+                required: false,
+                kind: FieldKind::Text { min_length: None, max_length: Some(500), format: None, default: None },
+            },
+        ]),
+    });
+    (Question::Form(pending), answer)
+}
+
+#[test]
+fn the_queue_shows_every_status() {
+    let mut app = app();
+    worked(&mut app);
+    let statuses = [
+        ("T-0001", Status::Working),
+        ("T-0002", Status::NeedsConsent),
+        ("T-0003", Status::NeedsLead),
+        ("T-0004", Status::DraftReady),
+        ("T-0005", Status::HandedToPerson),
+        ("T-0006", Status::Sent),
+        ("T-0007", Status::Diverged),
+    ];
+    for (id, status) in statuses {
+        if let Some(item) = app.items.iter_mut().find(|i| i.ticket.ticket_id == id) {
+            item.status = status;
+        }
+    }
+    insta::assert_snapshot!("desk_queue_statuses_120x36", screen(&app, 120, 36));
+    insta::assert_snapshot!("desk_queue_statuses_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn a_worked_ticket_shows_its_turns_calls_consent_results_and_flagged_draft() {
+    let mut app = app();
+    worked(&mut app);
+    select(&mut app, "T-0009");
+    insta::assert_snapshot!("desk_ticket_worked_120x36", screen(&app, 120, 36));
+    insta::assert_snapshot!("desk_ticket_worked_80x24", screen(&app, 80, 24));
+    assert_eq!(app.current().map(|i| i.status), Some(Status::Flagged));
+}
+
+#[test]
+fn the_filters_narrow_the_queue() {
+    let mut app = app();
+    worked(&mut app);
+    app.on_key(key(KeyCode::Char('f')));
+    assert_eq!(app.visible().len(), 1, "needs me: the flagged draft");
+    app.on_key(key(KeyCode::Char('f')));
+    assert_eq!(app.visible().len(), 1, "flagged");
+    insta::assert_snapshot!("desk_filter_flagged_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Char('f')));
+    assert_eq!(app.visible().len(), 48);
+}
+
+#[test]
+fn keys_ask_the_host_to_work_one_ticket_or_the_queue() {
+    let mut app = app();
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.on_key(key(KeyCode::Char('w'))), Some(Command::WorkTicket("T-0002".into())));
+}
+
+#[test]
+fn work_all_sends_the_waiting_tickets_and_shows_progress() {
+    let mut app = app();
+    worked(&mut app);
+    let Some(Command::WorkQueue(ids)) = app.on_key(KeyEvent::new(KeyCode::Char('W'), KeyModifiers::SHIFT)) else {
+        panic!("a queue command");
+    };
+    assert_eq!(ids.len(), 47, "every ticket but the worked one");
+    assert_eq!(app.queue_run, Some((0, 47)));
+}
+
+#[tokio::test]
+async fn a_consent_question_opens_its_modal_and_y_approves_as_the_staff_member() {
+    let mut app = app();
+    let (question, answer) = consent_question("T-0003");
+    app.on_question(question);
+    assert!(matches!(app.modal, Some(Modal::Consent(..))));
+    assert_eq!(app.items[2].status, Status::NeedsConsent);
+    insta::assert_snapshot!("desk_consent_open_120x36", screen(&app, 120, 36));
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.modal.is_some(), "Enter alone never approves");
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(app.modal.is_none());
+    assert_eq!(answer.await.expect("answered"), ConsentAnswer { approved: true, by: "dana".into() });
+}
+
+#[tokio::test]
+async fn questions_queue_up_and_one_left_for_later_is_not_lost() {
+    let mut app = app();
+    let (first, first_answer) = consent_question("T-0002");
+    let (second, _second_answer) = release_form("T-0003");
+    app.on_question(first);
+    app.on_question(second);
+    assert_eq!(app.waiting.len(), 1, "the second waits while the first is open");
+    app.on_key(ctrl('b'));
+    assert!(app.modal.is_none());
+    assert_eq!(app.waiting.len(), 2);
+    insta::assert_snapshot!("desk_questions_waiting_80x24", screen(&app, 80, 24));
+    select(&mut app, "T-0002");
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::Consent(..))), "Enter opens the ticket's own question");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(first_answer.await.expect("answered").approved, false, "Esc declines a consent question");
+    assert!(matches!(app.modal, Some(Modal::Form(..))), "the next waiting question opens");
+    insta::assert_snapshot!("desk_lead_form_open_120x36", screen(&app, 120, 36));
+}
+
+#[test]
+fn the_draft_editor_opens_on_e_and_sending_goes_to_the_host() {
+    let mut app = app();
+    worked(&mut app);
+    select(&mut app, "T-0009");
+    app.on_key(key(KeyCode::Char('e')));
+    assert!(matches!(app.modal, Some(Modal::Draft(..))));
+    insta::assert_snapshot!("desk_draft_editor_120x36", screen(&app, 120, 36));
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut app = app();
+    app.on_key(key(KeyCode::Char('?')));
+    insta::assert_snapshot!("desk_help_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.modal.is_none());
+}
+
+#[test]
+fn the_prompt_and_resource_pickers_list_what_servers_offer() {
+    let mut app = app();
+    app.on_host(HostEvent::Prompts(vec![PromptInfo {
+        name: "shop.review_refund".into(),
+        description: "Review a customer's refund request for one order against the refund policy.".into(),
+        arguments: vec![("order_id".into(), "The order to review: O- followed by four digits.".into(), true)],
+    }]));
+    app.on_host(HostEvent::Resources(vec![
+        ResourceInfo { server: "shop".into(), uri: "shop://policies/refund".into(), title: "Refund policy".into(), description: String::new(), size: Some(1900), priority: Some(1.0) },
+        ResourceInfo { server: "shop".into(), uri: "shop://policies/returns".into(), title: "Returns policy".into(), description: String::new(), size: Some(1700), priority: Some(0.5) },
+    ]));
+    select(&mut app, "T-0003");
+    app.on_key(key(KeyCode::Char('p')));
+    insta::assert_snapshot!("desk_prompt_picker_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::PromptArgs(..))), "the prompt's arguments are asked in a form");
+    insta::assert_snapshot!("desk_prompt_arguments_80x24", screen(&app, 80, 24));
+    app.modal = None;
+    app.on_key(key(KeyCode::Char('r')));
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Command::AttachResource { ticket: "T-0003".into(), server: "shop".into(), uri: "shop://policies/returns".into() })
+    );
+    app.on_host(HostEvent::Attached { ticket: "T-0003".into(), server: "shop".into(), uri: "shop://policies/returns".into(), bytes: 1700 });
+    assert!(screen(&app, 120, 36).contains("attached shop://policies/returns from shop (1700 bytes)"));
+}
+
+#[test]
+fn a_ticket_with_escape_sequences_renders_without_emitting_them() {
+    let mut tickets = ShopWorld::bundled().tickets;
+    tickets[0].subject = "hello\x1b[2J\x1b]52;c;cHduZWQ=\x07 there".into();
+    tickets[0].body = "line one\x1b[31m red\x1b[0m\r\nline two\x1b]0;evil title\x07\u{9b}6n end".into();
+    let app = App::new(tickets, "m".into(), "dana".into());
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
+    terminal.draw(|frame| render(&app, frame)).expect("draw");
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content() {
+        assert!(!cell.symbol().chars().any(|c| c.is_control()), "a control character reached the screen: {:?}", cell.symbol());
+    }
+    let text = format!("{}", terminal.backend());
+    assert!(text.contains("hello there") && text.contains("line one red") && text.contains("line two end"), "{text}");
+}
+
+#[test]
+fn a_host_state_list_restores_the_queue_as_it_was() {
+    let mut app = app();
+    let states = vec![support_desk::host::desk_state::TicketState {
+        ticket: "T-0004".into(),
+        status: support_desk::host::desk_state::TicketStatus::Sent,
+        draft: Some("Your parcel is on its way.".into()),
+        findings: vec![],
+        model_calls: 2,
+        sent: None,
+        handed_to: None,
+        note: None,
+        updated_at: 0,
+    }];
+    app.on_host(HostEvent::States(states));
+    assert_eq!(app.items[3].status, Status::Sent);
+    assert!(screen(&app, 120, 36).contains("T-0004 sent"));
+}
