@@ -106,9 +106,11 @@ impl Transport {
 fn shop_stdio() -> ServerConfig {
     ServerConfig {
         command: Some(SHOP_BIN.to_owned()),
-        args: ["serve", "shop", "--stdio", "--db", ":memory:", "--seed", "4217"]
-            .map(String::from)
-            .to_vec(),
+        args: [
+            "serve", "shop", "--stdio", "--db", ":memory:", "--seed", "4217",
+        ]
+        .map(String::from)
+        .to_vec(),
         attach_resources: true,
         enabled: true,
         ..ServerConfig::default()
@@ -248,7 +250,12 @@ fn tool_call(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report
         let name = transport.name();
         let (questions, _unanswered) = mpsc::channel(1);
         let conn = runtime
-            .block_on(ServerConn::connect("shop", &transport.shop(), questions, None))
+            .block_on(ServerConn::connect(
+                "shop",
+                &transport.shop(),
+                questions,
+                None,
+            ))
             .expect("the shop connects");
         let live = runtime.block_on(conn.live()).expect("a live connection");
 
@@ -416,9 +423,17 @@ struct Timed {
 impl Timed {
     fn counts(quick: bool) -> Self {
         if quick {
-            Self { calls: 10, tickets: 10, replays: 1 }
+            Self {
+                calls: 10,
+                tickets: 10,
+                replays: 1,
+            }
         } else {
-            Self { calls: 2000, tickets: 1000, replays: 10 }
+            Self {
+                calls: 2000,
+                tickets: 1000,
+                replays: 10,
+            }
         }
     }
 }
@@ -499,7 +514,11 @@ impl Report {
             "replay of 48 tickets: median {} = {:.2}x the 2 s goal ({})",
             show(median),
             ratio(median, REPLAY_GOAL),
-            if median < REPLAY_GOAL { "met" } else { "MISSED" }
+            if median < REPLAY_GOAL {
+                "met"
+            } else {
+                "MISSED"
+            }
         ));
     }
 
@@ -601,8 +620,13 @@ impl Groups {
             if skip_next {
                 skip_next = false;
             } else if TAKES_VALUE.contains(&arg.as_str())
-                || ["--color", "--output-format", "--plotting-backend", "--format"]
-                    .contains(&arg.as_str())
+                || [
+                    "--color",
+                    "--output-format",
+                    "--plotting-backend",
+                    "--format",
+                ]
+                .contains(&arg.as_str())
             {
                 skip_next = true;
             } else if !arg.starts_with('-') && filter.is_none() {
@@ -718,10 +742,7 @@ fn words(text: &str) -> Value {
 
 /// The request's messages, and whether a tool has answered yet.
 fn read_request(request: &Value) -> (Vec<Value>, bool) {
-    let messages = request["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let answered = messages.iter().any(|m| {
         m["role"] == "tool"
             || m["content"]

@@ -1,5 +1,6 @@
 //! The command line: `support-desk serve shop|partner …`.
 
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +33,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The desk (what runs with no subcommand).
+    Desk(DeskArgs),
+    /// Open a recorded run read-only and step through it turn by turn.
+    Review {
+        /// The recording (a directory of .jsonl batches, or one .jsonl file).
+        #[arg(default_value = "recordings/ticket-runs")]
+        path: PathBuf,
+    },
     /// Serve one of the bundled MCP servers.
     Serve {
         #[command(subcommand)]
@@ -51,7 +60,19 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Default)]
+pub struct DeskArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// replay:PATH (a recording) or openai:URL (an OpenAI-compatible server).
+    #[arg(long, value_name = "SOURCE")]
+    pub model: Option<String>,
+    /// The model name sent to an OpenAI-compatible server.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+}
+
+#[derive(Debug, Args, Default)]
 pub struct CommonArgs {
     /// A config file overriding the built-in default (and the one in your config directory).
     #[arg(long, value_name = "FILE")]
@@ -148,39 +169,80 @@ pub struct PartnerArgs {
     pub parcels: Option<PathBuf>,
 }
 
-/// Runs the command line and turns any error into a message on stderr and exit code 1.
+/// Runs the command line and turns any error into a message and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        None => {
-            use clap::CommandFactory;
-            let mut command = Cli::command();
-            // Help goes to stdout only because no terminal UI is running.
-            let _ = command.print_help();
-            ExitCode::SUCCESS
+    let command = cli.command.unwrap_or(Command::Desk(DeskArgs::default()));
+    // The desk and review mode own the terminal: their logs go to a file, or nowhere.
+    let owns_terminal = matches!(command, Command::Desk(_) | Command::Review { .. });
+    if !owns_terminal {
+        crate::logging::to_stderr();
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
         }
-        Some(command) => {
-            crate::logging::to_stderr();
-            let runtime = match tokio::runtime::Runtime::new() {
-                Ok(runtime) => runtime,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot start the async runtime");
-                    return ExitCode::FAILURE;
-                }
-            };
-            match runtime.block_on(dispatch(command)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    tracing::error!("{e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+    };
+    match runtime.block_on(dispatch(command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if owns_terminal => {
+            let _ = writeln!(std::io::stderr(), "support-desk: {e:#}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
         }
     }
 }
 
+async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
+    let mut config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
+    if let Some(model) = args.model {
+        config.model.source = model;
+    }
+    if let Some(name) = args.model_name {
+        config.model.name = name;
+    }
+    let data_dir = crate::headless::data_dir(args.common.data_dir.as_deref());
+    let _log = match &data_dir {
+        Some(dir) => Some(crate::logging::to_file(&dir.join("logs"))?),
+        None => None,
+    };
+    let model = crate::headless::build_model(&config)?;
+    let described = model.describe();
+    let tickets = crate::headless::load_tickets(&config)?;
+    let staff = std::env::var("SUPPORT_DESK_STAFF")
+        .or_else(|_| std::env::var("USER"))
+        .unwrap_or_else(|_| "staff".to_owned());
+    let handle = crate::host::task::spawn(crate::host::task::HostSetup {
+        config,
+        model,
+        tickets: tickets.clone(),
+        storage: crate::host::core::Storage { data_dir },
+        recorder: None,
+        answerers: crate::host::task::Answerers {
+            consent: format!("person: {staff}"),
+            lead: format!("person: {staff}"),
+        },
+        notes: Default::default(),
+    });
+    let app = crate::ui::app::App::new(tickets, described, staff);
+    crate::ui::terminal::run_desk(handle, app).await
+}
+
+async fn run_review(path: &std::path::Path) -> anyhow::Result<()> {
+    let path = crate::headless::recording_path(&path.to_string_lossy());
+    let review = crate::recording::review::Review::open(&path)?;
+    crate::ui::terminal::run_review(crate::ui::review::ReviewScreen::new(review)).await
+}
+
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
+        Command::Desk(args) => run_desk(args).await,
+        Command::Review { path } => run_review(&path).await,
         Command::Serve { server } => serve(server).await,
         Command::Run(args) => run(args).await,
         Command::Summary { path, json } => {

@@ -18,11 +18,18 @@ pub fn to_stderr() {
 
 /// Sends `tracing` output to `dir/desk.log`: the terminal belongs to the desk. The guard
 /// must live as long as the desk, or the last lines are lost.
-pub fn to_file(dir: &std::path::Path) -> std::io::Result<tracing_appender::non_blocking::WorkerGuard> {
+pub fn to_file(
+    dir: &std::path::Path,
+) -> std::io::Result<tracing_appender::non_blocking::WorkerGuard> {
     std::fs::create_dir_all(dir)?;
     let appender = tracing_appender::rolling::never(dir, "desk.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false).try_init();
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .try_init();
     Ok(guard)
 }

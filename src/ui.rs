@@ -1,9 +1,12 @@
 //! The desk's terminal UI. It holds no protocol code: it reads `HostEvent`s, answers
 //! questions, and sends `Command`s, all through the host's channels.
 
+pub mod app;
 pub mod modals;
+pub mod render;
 pub mod review;
 pub mod sanitize;
+pub mod terminal;
 pub mod theme;
 
 /// What a modal says after a key press. A modal answers its own question and says so; it

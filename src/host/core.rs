@@ -92,7 +92,7 @@ impl Host {
                 storage.data_dir.clone(),
                 config.limits.connect_timeout(),
             )
-                .await
+            .await
             {
                 Ok(conn) => servers.push(Arc::new(conn)),
                 Err(e) => {
@@ -307,8 +307,13 @@ impl Host {
     pub async fn resources(&self) -> Vec<super::events::ResourceInfo> {
         let mut all = Vec::new();
         for conn in &self.servers {
-            let Ok(live) = conn.live().await else { continue };
-            let capable = live.service.peer_info().and_then(|i| i.capabilities.resources.clone());
+            let Ok(live) = conn.live().await else {
+                continue;
+            };
+            let capable = live
+                .service
+                .peer_info()
+                .and_then(|i| i.capabilities.resources.clone());
             if capable.is_none() {
                 continue;
             }
@@ -328,7 +333,10 @@ impl Host {
 
     /// The desk's record of every ticket, when it keeps one.
     pub fn states(&self) -> Vec<super::desk_state::TicketState> {
-        self.state.as_ref().and_then(|s| s.all().ok()).unwrap_or_default()
+        self.state
+            .as_ref()
+            .and_then(|s| s.all().ok())
+            .unwrap_or_default()
     }
 
     pub fn desk_state(&self) -> Option<&DeskState> {
@@ -336,8 +344,15 @@ impl Host {
     }
 
     /// Adds one resource to one ticket's context; returns its size in bytes.
-    pub async fn attach_to_ticket(&self, ticket: &str, server: &str, uri: &str) -> Result<usize, String> {
-        let conn = self.server(server).ok_or_else(|| format!("there is no server '{server}'"))?;
+    pub async fn attach_to_ticket(
+        &self,
+        ticket: &str,
+        server: &str,
+        uri: &str,
+    ) -> Result<usize, String> {
+        let conn = self
+            .server(server)
+            .ok_or_else(|| format!("there is no server '{server}'"))?;
         let text = self.read_resource(&conn, uri).await?;
         let text = calls::cap(text, self.config.limits.attach_max_bytes).0;
         let bytes = text.len();
@@ -347,7 +362,12 @@ impl Host {
             title: uri.to_owned(),
             text,
         };
-        self.extra.lock().await.entry(ticket.to_owned()).or_default().push(attached);
+        self.extra
+            .lock()
+            .await
+            .entry(ticket.to_owned())
+            .or_default()
+            .push(attached);
         Ok(bytes)
     }
 
@@ -995,7 +1015,9 @@ fn display_arguments(arguments: &Map<String, Value>) -> Vec<(String, String)> {
 /// text exactly as the tool sent it.
 fn pretty(text: &str) -> String {
     match serde_json::from_str::<Value>(text) {
-        Ok(value @ (Value::Object(_) | Value::Array(_))) => serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned()),
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => {
+            serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned())
+        }
         _ => text.to_owned(),
     }
 }

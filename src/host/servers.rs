@@ -245,7 +245,10 @@ impl ServerConn {
             Err(_) => Err(ConnectError::Handshake {
                 prefix: self.prefix.clone(),
                 origin: self.origin.clone(),
-                message: format!("no usable answer within {} s; is it an MCP server on stdio?", self.connect_timeout.as_secs()),
+                message: format!(
+                    "no usable answer within {} s; is it an MCP server on stdio?",
+                    self.connect_timeout.as_secs()
+                ),
             }),
         }
     }

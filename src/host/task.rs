@@ -116,12 +116,23 @@ async fn run(
                     let _ = events.send(HostEvent::QueueFinished(summary));
                 });
             }
-            Command::AttachResource { ticket, server, uri } => match host.attach_to_ticket(&ticket, &server, &uri).await {
+            Command::AttachResource {
+                ticket,
+                server,
+                uri,
+            } => match host.attach_to_ticket(&ticket, &server, &uri).await {
                 Ok(bytes) => {
-                    let _ = events.send(HostEvent::Attached { ticket, server, uri, bytes });
+                    let _ = events.send(HostEvent::Attached {
+                        ticket,
+                        server,
+                        uri,
+                        bytes,
+                    });
                 }
                 Err(problem) => {
-                    let _ = events.send(HostEvent::Problem(format!("could not attach {uri}: {problem}")));
+                    let _ = events.send(HostEvent::Problem(format!(
+                        "could not attach {uri}: {problem}"
+                    )));
                 }
             },
             Command::SendReply {
@@ -131,12 +142,16 @@ async fn run(
                 override_reason,
             } => desk_change(&host, &events, |state| {
                 state.edit_draft(&ticket, &text)?;
-                state.send(&ticket, &by, override_reason.as_deref()).map(|_| ())
+                state
+                    .send(&ticket, &by, override_reason.as_deref())
+                    .map(|_| ())
             }),
-            Command::EditDraft { ticket, text } => desk_change(&host, &events, |state| state.edit_draft(&ticket, &text)),
-            Command::HandToPerson { ticket, by, note } => {
-                desk_change(&host, &events, |state| state.hand_to_person(&ticket, &by, &note))
+            Command::EditDraft { ticket, text } => {
+                desk_change(&host, &events, |state| state.edit_draft(&ticket, &text))
             }
+            Command::HandToPerson { ticket, by, note } => desk_change(&host, &events, |state| {
+                state.hand_to_person(&ticket, &by, &note)
+            }),
             Command::RunPrompt {
                 ticket,
                 prompt,
@@ -165,7 +180,9 @@ fn desk_change(
     change: impl FnOnce(&super::desk_state::DeskState) -> Result<(), super::desk_state::StateError>,
 ) {
     let Some(state) = host.desk_state() else {
-        let _ = events.send(HostEvent::Problem("the desk keeps no state here (no data directory)".to_owned()));
+        let _ = events.send(HostEvent::Problem(
+            "the desk keeps no state here (no data directory)".to_owned(),
+        ));
         return;
     };
     match change(state) {

@@ -11,8 +11,8 @@ use super::modals::draft::{DraftAction, DraftEditor};
 use super::modals::form::FormModal;
 use super::review::{ReviewKey, ReviewScreen};
 use crate::host::api::{
-    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Pending,
-    Question, ServerSummary,
+    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk,
+    FormKind, Outcome, Pending, Question, ServerSummary,
 };
 use crate::host::desk_state::{TicketState, TicketStatus};
 use crate::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
@@ -90,9 +90,16 @@ impl Filter {
             Filter::All => true,
             Filter::NeedsMe => matches!(
                 status,
-                Status::NeedsConsent | Status::NeedsLead | Status::DraftReady | Status::Flagged | Status::Diverged
+                Status::NeedsConsent
+                    | Status::NeedsLead
+                    | Status::DraftReady
+                    | Status::Flagged
+                    | Status::Diverged
             ),
-            Filter::Flagged => matches!(status, Status::Flagged | Status::HandedToPerson | Status::Diverged),
+            Filter::Flagged => matches!(
+                status,
+                Status::Flagged | Status::HandedToPerson | Status::Diverged
+            ),
         }
     }
 }
@@ -109,14 +116,43 @@ pub struct QueueItem {
 /// One entry of a ticket's transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
-    Turn { turn: u32, tool_list_chars: usize, context_chars: usize },
-    Said { words: String },
-    Call { tool: String, arguments: Vec<(String, String)> },
-    Consent { tool: String, approved: bool, by: String },
-    Input { server: String, message: String, action: String },
-    Result { tool: String, outcome: Outcome, text: String, truncated: bool },
-    Draft { text: String, findings: Vec<String> },
-    Attached { server: String, uri: String, bytes: usize },
+    Turn {
+        turn: u32,
+        tool_list_chars: usize,
+        context_chars: usize,
+    },
+    Said {
+        words: String,
+    },
+    Call {
+        tool: String,
+        arguments: Vec<(String, String)>,
+    },
+    Consent {
+        tool: String,
+        approved: bool,
+        by: String,
+    },
+    Input {
+        server: String,
+        message: String,
+        action: String,
+    },
+    Result {
+        tool: String,
+        outcome: Outcome,
+        text: String,
+        truncated: bool,
+    },
+    Draft {
+        text: String,
+        findings: Vec<String>,
+    },
+    Attached {
+        server: String,
+        uri: String,
+        bytes: usize,
+    },
     Note(String),
 }
 
@@ -218,7 +254,9 @@ impl App {
 
     /// Indices of the items the filter shows.
     pub fn visible(&self) -> Vec<usize> {
-        (0..self.items.len()).filter(|&i| self.filter.admits(self.items[i].status)).collect()
+        (0..self.items.len())
+            .filter(|&i| self.filter.admits(self.items[i].status))
+            .collect()
     }
 
     pub fn current(&self) -> Option<&QueueItem> {
@@ -230,7 +268,10 @@ impl App {
     }
 
     fn note(&mut self, ticket: &str, cell: Cell) {
-        self.transcripts.entry(ticket.to_owned()).or_default().push(cell);
+        self.transcripts
+            .entry(ticket.to_owned())
+            .or_default()
+            .push(cell);
     }
 
     /// A host event changes the state; a question may open a modal.
@@ -261,12 +302,19 @@ impl App {
                 }
                 let note = match (&error, stopped_at_turn_limit) {
                     (Some(error), _) => Some(format!("ended without a draft: {error}")),
-                    (None, true) => Some(format!("stopped at the limit of {model_calls} model calls: a person must answer")),
+                    (None, true) => Some(format!(
+                        "stopped at the limit of {model_calls} model calls: a person must answer"
+                    )),
                     (None, false) => None,
                 };
                 if let Some(item) = self.item_mut(&ticket) {
                     item.model_calls = model_calls;
-                    item.status = match (&error, stopped_at_turn_limit, item.findings.is_empty(), item.draft.is_some()) {
+                    item.status = match (
+                        &error,
+                        stopped_at_turn_limit,
+                        item.findings.is_empty(),
+                        item.draft.is_some(),
+                    ) {
                         (Some(_), _, _, _) => Status::Diverged,
                         (None, true, _, _) => Status::Flagged,
                         (None, false, false, _) => Status::Flagged,
@@ -287,7 +335,10 @@ impl App {
             HostEvent::QueueFinished(summary) => {
                 self.message = Some(format!(
                     "queue worked: {} tickets, {} model calls, {} tool calls, {} flagged for a person",
-                    summary.tickets_worked, summary.model_calls, summary.tool_calls, summary.flagged_for_person
+                    summary.tickets_worked,
+                    summary.model_calls,
+                    summary.tool_calls,
+                    summary.flagged_for_person
                 ));
             }
             HostEvent::Problem(problem) => self.message = Some(problem),
@@ -324,7 +375,15 @@ impl App {
             Step::ModelSaid { words } => Cell::Said { words },
             Step::Call { tool, arguments } => Cell::Call { tool, arguments },
             Step::Consent { tool, approved, by } => Cell::Consent { tool, approved, by },
-            Step::Input { server, message, action } => Cell::Input { server, message, action },
+            Step::Input {
+                server,
+                message,
+                action,
+            } => Cell::Input {
+                server,
+                message,
+                action,
+            },
             Step::Outcome {
                 tool,
                 outcome,
@@ -383,7 +442,10 @@ impl App {
 
     fn ticket_line(&self, id: &str) -> String {
         match self.items.iter().find(|i| i.ticket.ticket_id == id) {
-            Some(item) => format!("{} from {}: {}", id, item.ticket.customer_id, item.ticket.subject),
+            Some(item) => format!(
+                "{} from {}: {}",
+                id, item.ticket.customer_id, item.ticket.subject
+            ),
             None => id.to_owned(),
         }
     }
@@ -521,7 +583,11 @@ impl App {
     /// Enter: the ticket's waiting question, its draft, or work it.
     fn open_selected(&mut self) -> Option<Command> {
         let id = self.current()?.ticket.ticket_id.clone();
-        if let Some(index) = self.waiting.iter().position(|a| a.ticket() == Some(id.as_str())) {
+        if let Some(index) = self
+            .waiting
+            .iter()
+            .position(|a| a.ticket() == Some(id.as_str()))
+        {
             if let Some(asked) = self.waiting.remove(index) {
                 self.waiting.push_front(asked);
             }
@@ -544,7 +610,10 @@ impl App {
             Some(draft) if item.status != Status::Sent => {
                 let ticket = self.ticket_line(&item.ticket.ticket_id);
                 let id = item.ticket.ticket_id.clone();
-                self.modal = Some(Modal::Draft(DraftEditor::new(ticket, draft, item.findings.clone()), id));
+                self.modal = Some(Modal::Draft(
+                    DraftEditor::new(ticket, draft, item.findings.clone()),
+                    id,
+                ));
             }
             Some(_) => self.message = Some("this reply was sent already".to_owned()),
             None => self.message = Some("no draft yet: work the ticket first (w)".to_owned()),
@@ -582,7 +651,10 @@ impl App {
             },
             Modal::Draft(mut editor, ticket) => match editor.handle_key(key) {
                 ModalOutcome::Pending => self.modal = Some(Modal::Draft(editor, ticket)),
-                ModalOutcome::Answered(DraftAction::Send { text, override_reason }) => {
+                ModalOutcome::Answered(DraftAction::Send {
+                    text,
+                    override_reason,
+                }) => {
                     return Some(Command::SendReply {
                         ticket,
                         text,
@@ -598,7 +670,9 @@ impl App {
                     });
                 }
                 ModalOutcome::Answered(DraftAction::Close { text }) => {
-                    let changed = self.items.iter().any(|i| i.ticket.ticket_id == ticket && i.draft.as_deref() != Some(text.as_str()));
+                    let changed = self.items.iter().any(|i| {
+                        i.ticket.ticket_id == ticket && i.draft.as_deref() != Some(text.as_str())
+                    });
                     if changed {
                         if let Some(item) = self.item_mut(&ticket) {
                             item.draft = Some(text.clone());
@@ -621,13 +695,20 @@ impl App {
                             (name, text)
                         })
                         .collect();
-                    return Some(Command::RunPrompt { ticket, prompt, arguments });
+                    return Some(Command::RunPrompt {
+                        ticket,
+                        prompt,
+                        arguments,
+                    });
                 }
                 ModalOutcome::Answered(_) => {}
             },
             Modal::Picker(picker) => return self.on_picker_key(picker, key),
             Modal::Help => {
-                if !matches!(key.code, KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter) {
+                if !matches!(
+                    key.code,
+                    KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
+                ) {
                     self.modal = Some(Modal::Help);
                 }
             }
@@ -653,14 +734,19 @@ impl App {
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return None,
-            KeyCode::Down | KeyCode::Char('j') => picker.selected = (picker.selected + 1).min(count.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => {
+                picker.selected = (picker.selected + 1).min(count.saturating_sub(1))
+            }
             KeyCode::Up | KeyCode::Char('k') => picker.selected = picker.selected.saturating_sub(1),
             KeyCode::Enter if count > 0 => {
                 let ticket = self.current()?.ticket.ticket_id.clone();
                 return match picker.kind {
                     PickerKind::Prompts => {
                         let prompt = self.prompts[picker.selected].clone();
-                        self.modal = Some(Modal::PromptArgs(FormModal::new(prompt_form(&prompt, &ticket, self.current())), prompt.name));
+                        self.modal = Some(Modal::PromptArgs(
+                            FormModal::new(prompt_form(&prompt, &ticket, self.current())),
+                            prompt.name,
+                        ));
                         None
                     }
                     PickerKind::Resources => {

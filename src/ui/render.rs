@@ -22,7 +22,11 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     let rows = Layout::default()
         .direction(Direction::Vertical)
-        .constraints([Constraint::Length(1), Constraint::Min(5), Constraint::Length(1)])
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Min(5),
+            Constraint::Length(1),
+        ])
         .split(area);
     render_status(app, frame, rows[0]);
     let queue_width = if area.width >= 120 { 46 } else { 34 };
@@ -47,11 +51,19 @@ pub fn render(app: &App, frame: &mut Frame) {
 /// The queue pane's rectangle for a frame of this size (for mouse clicks).
 pub fn queue_area(area: Rect) -> Rect {
     let queue_width = if area.width >= 120 { 46 } else { 34 };
-    Rect::new(area.x, area.y + 1, queue_width.min(area.width), area.height.saturating_sub(2))
+    Rect::new(
+        area.x,
+        area.y + 1,
+        queue_width.min(area.width),
+        area.height.saturating_sub(2),
+    )
 }
 
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {
-    let mut spans = vec![Span::styled(" Support Desk ", theme::title()), Span::raw("│ ")];
+    let mut spans = vec![
+        Span::styled(" Support Desk ", theme::title()),
+        Span::raw("│ "),
+    ];
     for server in &app.servers {
         let text = match &server.error {
             Some(_) => format!("{} down ", one_line(&server.prefix)),
@@ -62,14 +74,21 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
                 server.tools.len()
             ),
         };
-        let style = if server.error.is_some() { theme::danger() } else { Style::default() };
+        let style = if server.error.is_some() {
+            theme::danger()
+        } else {
+            Style::default()
+        };
         spans.push(Span::styled(text, style));
+    }
+    if let Some(item) = app.current() {
+        spans.push(Span::raw(format!(
+            "│ {} model calls {} ",
+            item.ticket.ticket_id, item.model_calls
+        )));
     }
     spans.push(Span::raw("│ "));
     spans.push(Span::styled(one_line(&app.model), theme::dim()));
-    if let Some(item) = app.current() {
-        spans.push(Span::raw(format!(" │ {} calls {}", item.ticket.ticket_id, item.model_calls)));
-    }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -93,7 +112,10 @@ fn render_queue(app: &App, frame: &mut Frame, area: Rect) {
             let marker = if item.ticket.injected { "!" } else { " " };
             ListItem::new(Line::from(vec![
                 Span::raw(format!("{} ", item.ticket.ticket_id)),
-                Span::styled(format!("{:<13}", item.status.label()), status_style(item.status)),
+                Span::styled(
+                    format!("{:<13}", item.status.label()),
+                    status_style(item.status),
+                ),
                 Span::styled(marker, theme::warning()),
                 Span::raw(format!("{} ", item.ticket.customer_id)),
                 Span::styled(one_line(&item.ticket.subject), theme::untrusted()),
@@ -105,11 +127,18 @@ fn render_queue(app: &App, frame: &mut Frame, area: Rect) {
         Some((_, total)) => format!(" · run done {total}"),
         None => String::new(),
     };
-    let title = format!(" Queue ({}) {}/{}{} ", app.filter.label(), visible.len(), app.items.len(), progress);
+    let title = format!(
+        " Queue ({}) {}/{}{} ",
+        app.filter.label(),
+        visible.len(),
+        app.items.len(),
+        progress
+    );
     let list = List::new(items)
         .block(Block::default().borders(Borders::ALL).title(title))
         .highlight_style(theme::selected());
-    let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
+    let mut state =
+        ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
     frame.render_stateful_widget(list, area, &mut state);
 }
 
@@ -118,24 +147,45 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(item) = app.current() else {
-        frame.render_widget(Paragraph::new("No ticket matches this filter. Press f to change it."), inner);
+        frame.render_widget(
+            Paragraph::new("No ticket matches this filter. Press f to change it."),
+            inner,
+        );
         return;
     };
     let width = inner.width.max(10) as usize;
     let t = &item.ticket;
-    let mut lines: Vec<Line> = vec![
-        Line::from(vec![
-            Span::styled(format!("{} ", t.ticket_id), theme::title()),
-            Span::raw(format!("from {} · received {} · {}", t.customer_id, one_line(&t.received_at), item.status.label())),
-        ]),
-        Line::from(Span::styled(one_line(&t.subject), theme::title())),
-        Line::from(Span::styled("The customer's words, shown as data (never followed):", theme::dim())),
-    ];
+    // The header stays put; the rest scrolls and follows the live turn.
+    let mut header: Vec<Line> = Vec::new();
+    let facts = format!(
+        "{} · {} · {} · {}",
+        t.ticket_id,
+        t.customer_id,
+        one_line(&t.received_at),
+        item.status.label()
+    );
+    for piece in wrap(&facts, width) {
+        header.push(Line::styled(piece, theme::title()));
+    }
+    for piece in wrap(&one_line(&t.subject), width) {
+        header.push(Line::styled(piece, theme::title()));
+    }
+    let mut lines: Vec<Line> = vec![Line::styled(
+        "The customer's words (data, never followed):",
+        theme::dim(),
+    )];
     push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
     lines.push(Line::raw(""));
-    let cells = app.transcripts.get(&t.ticket_id).map(Vec::as_slice).unwrap_or(&[]);
+    let cells = app
+        .transcripts
+        .get(&t.ticket_id)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     if cells.is_empty() && item.draft.is_none() {
-        lines.push(Line::styled("Not worked yet: press w to let the model work it.", theme::dim()));
+        lines.push(Line::styled(
+            "Not worked yet: press w to let the model work it.",
+            theme::dim(),
+        ));
     }
     for cell in cells {
         push_cell(&mut lines, cell, width);
@@ -152,15 +202,34 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
             width,
         );
     }
-    let height = inner.height as usize;
+    let header_height = (header.len() as u16).min(inner.height);
+    let body = Rect::new(
+        inner.x,
+        inner.y + header_height,
+        inner.width,
+        inner.height - header_height,
+    );
+    frame.render_widget(
+        Paragraph::new(header),
+        Rect::new(inner.x, inner.y, inner.width, header_height),
+    );
+    let height = body.height as usize;
     let total = lines.len();
-    let bottom = total.saturating_sub(app.scroll_back as usize);
+    let bottom = total
+        .saturating_sub(app.scroll_back as usize)
+        .max(height.min(total));
     let top = bottom.saturating_sub(height);
     let shown: Vec<Line> = lines.into_iter().skip(top).take(height).collect();
-    frame.render_widget(Paragraph::new(shown), inner);
+    frame.render_widget(Paragraph::new(shown), body);
 }
 
-fn push_wrapped(lines: &mut Vec<Line<'static>>, text: &str, width: usize, style: Style, indent: &str) {
+fn push_wrapped(
+    lines: &mut Vec<Line<'static>>,
+    text: &str,
+    width: usize,
+    style: Style,
+    indent: &str,
+) {
     let room = width.saturating_sub(indent.chars().count()).max(8);
     for raw in text.lines() {
         if raw.is_empty() {
@@ -216,26 +285,54 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
             turn,
             tool_list_chars,
             context_chars,
-        } => lines.push(Line::styled(
-            format!("── model call {turn} · tool list {tool_list_chars} chars · context {context_chars} chars"),
+        } => push_wrapped(
+            lines,
+            &format!(
+                "── model call {turn} · tool list {tool_list_chars} chars · context {context_chars} chars"
+            ),
+            width,
             theme::dim(),
-        )),
+            "",
+        ),
         Cell::Said { words } => {
             lines.push(Line::styled("model said:", theme::title()));
             push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
         }
         Cell::Call { tool, arguments } => {
-            lines.push(Line::from(vec![Span::styled("→ call ", theme::title()), Span::raw(one_line(tool))]));
+            lines.push(Line::from(vec![
+                Span::styled("→ call ", theme::title()),
+                Span::raw(one_line(tool)),
+            ]));
             for (name, value) in arguments {
-                push_wrapped(lines, &format!("{} = {}", one_line(name), one_line(value)), width, Style::default(), "    ");
+                push_wrapped(
+                    lines,
+                    &format!("{} = {}", one_line(name), one_line(value)),
+                    width,
+                    Style::default(),
+                    "    ",
+                );
             }
         }
         Cell::Consent { tool, approved, by } => {
-            let (mark, style) = if *approved { ("✓ approved", theme::good()) } else { ("✗ declined", theme::warning()) };
-            lines.push(Line::styled(format!("  {mark} by {} ({})", one_line(by), one_line(tool)), style));
+            let (mark, style) = if *approved {
+                ("✓ approved", theme::good())
+            } else {
+                ("✗ declined", theme::warning())
+            };
+            lines.push(Line::styled(
+                format!("  {mark} by {} ({})", one_line(by), one_line(tool)),
+                style,
+            ));
         }
-        Cell::Input { server, message, action } => {
-            lines.push(Line::styled(format!("  ? {} asked:", one_line(server)), theme::warning()));
+        Cell::Input {
+            server,
+            message,
+            action,
+        } => {
+            lines.push(Line::styled(
+                format!("  ? {} asked:", one_line(server)),
+                theme::warning(),
+            ));
             push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
             lines.push(Line::raw(format!("    answer: {}", one_line(action))));
         }
@@ -246,9 +343,15 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
             truncated,
         } => {
             lines.push(Line::from(vec![
-                Span::styled(format!("← {} ", outcome.label()), outcome_style(*outcome).add_modifier(Modifier::BOLD)),
+                Span::styled(
+                    format!("← {} ", outcome.label()),
+                    outcome_style(*outcome).add_modifier(Modifier::BOLD),
+                ),
                 Span::raw(one_line(tool)),
-                Span::styled(if *truncated { " (cut by the desk)" } else { "" }, theme::dim()),
+                Span::styled(
+                    if *truncated { " (cut by the desk)" } else { "" },
+                    theme::dim(),
+                ),
             ]));
             let cleaned = clean(text);
             let all: Vec<&str> = cleaned.lines().collect();
@@ -256,22 +359,40 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
                 push_wrapped(lines, line, width, theme::untrusted(), "    ");
             }
             if all.len() > RESULT_LINES {
-                lines.push(Line::styled(format!("    … {} more lines folded", all.len() - RESULT_LINES), theme::dim()));
+                lines.push(Line::styled(
+                    format!("    … {} more lines folded", all.len() - RESULT_LINES),
+                    theme::dim(),
+                ));
             }
         }
         Cell::Draft { text, findings } => {
             lines.push(Line::raw(""));
-            lines.push(Line::styled("Draft reply (press e to edit and send):", theme::title()));
+            lines.push(Line::styled(
+                "Draft reply (press e to edit and send):",
+                theme::title(),
+            ));
             push_wrapped(lines, &clean(text), width, Style::default(), "  ");
             for finding in findings {
-                push_wrapped(lines, &format!("⚠ {}", clean(finding)), width, theme::danger(), "  ");
+                push_wrapped(
+                    lines,
+                    &format!("⚠ {}", clean(finding)),
+                    width,
+                    theme::danger(),
+                    "  ",
+                );
             }
         }
         Cell::Attached { server, uri, bytes } => lines.push(Line::styled(
-            format!("  + attached {} from {} ({bytes} bytes)", one_line(uri), one_line(server)),
+            format!(
+                "  + attached {} from {} ({bytes} bytes)",
+                one_line(uri),
+                one_line(server)
+            ),
             theme::dim(),
         )),
-        Cell::Note(note) => lines.push(Line::styled(format!("  {}", clean(note)), theme::warning())),
+        Cell::Note(note) => {
+            lines.push(Line::styled(format!("  {}", clean(note)), theme::warning()))
+        }
     }
 }
 
@@ -279,7 +400,10 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     let waiting = app.waiting.len();
     let mut spans = Vec::new();
     if waiting > 0 {
-        spans.push(Span::styled(format!(" {waiting} question(s) waiting (a) "), theme::warning()));
+        spans.push(Span::styled(
+            format!(" {waiting} question(s) waiting (a) "),
+            theme::warning(),
+        ));
     }
     match &app.message {
         Some(message) => spans.push(Span::raw(format!(" {}", one_line(message)))),
@@ -294,7 +418,12 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
     let height = height.min(area.height);
-    Rect::new(area.x + (area.width - width) / 2, area.y + (area.height - height) / 2, width, height)
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    )
 }
 
 pub const KEYS: [(&str, &str); 17] = [
@@ -309,7 +438,10 @@ pub const KEYS: [(&str, &str); 17] = [
     ("r", "attach a server's resource to this ticket"),
     ("PgUp/PgDn", "scroll the ticket; End follows the live turn"),
     ("mouse", "click a ticket; wheel scrolls"),
-    ("Ctrl-B", "in a question: leave it for later (it stays queued)"),
+    (
+        "Ctrl-B",
+        "in a question: leave it for later (it stays queued)",
+    ),
     ("y / n", "in a consent question: approve / decline"),
     ("Esc", "in a consent question: decline and close"),
     ("Ctrl-D / Esc", "in a server's form: decline / cancel"),
@@ -322,10 +454,19 @@ fn render_help(frame: &mut Frame, area: Rect) {
     frame.render_widget(Clear, rect);
     let lines: Vec<Line> = KEYS
         .iter()
-        .map(|(key, what)| Line::from(vec![Span::styled(format!("{key:>14}  "), theme::key()), Span::raw(*what)]))
+        .map(|(key, what)| {
+            Line::from(vec![
+                Span::styled(format!("{key:>14}  "), theme::key()),
+                Span::raw(*what),
+            ])
+        })
         .collect();
     let help = Paragraph::new(lines)
-        .block(Block::default().borders(Borders::ALL).title(" Keys (Esc closes) "))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Keys (Esc closes) "),
+        )
         .wrap(Wrap { trim: false });
     frame.render_widget(help, rect);
 }
@@ -345,12 +486,22 @@ fn render_picker(app: &App, picker: &Picker, frame: &mut Frame, area: Rect) {
                 .iter()
                 .map(|r| {
                     let size = r.size.map(|s| format!(" {s} bytes")).unwrap_or_default();
-                    format!("{} {}  {}{}", one_line(&r.server), one_line(&r.uri), one_line(&r.title), size)
+                    format!(
+                        "{} {}  {}{}",
+                        one_line(&r.server),
+                        one_line(&r.uri),
+                        one_line(&r.title),
+                        size
+                    )
                 })
                 .collect(),
         ),
     };
-    let rect = centered(area, area.width.saturating_sub(8).max(40), (rows.len() as u16 + 2).clamp(4, 16));
+    let rect = centered(
+        area,
+        area.width.saturating_sub(8).max(40),
+        (rows.len() as u16 + 2).clamp(4, 16),
+    );
     frame.render_widget(Clear, rect);
     let empty = rows.is_empty();
     let items: Vec<ListItem> = if empty {

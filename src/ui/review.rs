@@ -528,10 +528,10 @@ fn turn_lines(out: &mut Out, turn: &ReviewTurn) {
         Said::Unreadable { raw, problem } => {
             out.line(vec![
                 Span::styled("Said: ", theme::title()),
-                Span::styled("nothing the host could use", theme::warning()),
+                Span::styled("something the host could not use", theme::warning()),
             ]);
-            out.text(2, problem, theme::warning());
             out.folded(2, raw, theme::untrusted(), RAW_LINES);
+            out.text(2, &format!("problem: {}", clean(problem)), theme::warning());
         }
         Said::Call { tool, arguments } => {
             out.line(vec![

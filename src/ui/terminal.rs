@@ -6,7 +6,9 @@ use std::io::{Stdout, stdout};
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
 use crossterm::execute;
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio_stream_lite::next;
@@ -34,7 +36,12 @@ fn enter() -> std::io::Result<Term> {
 
 fn leave() {
     let _ = disable_raw_mode();
-    let _ = execute!(stdout(), DisableMouseCapture, LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(
+        stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
 }
 
 /// Runs the desk until the person quits, then stops the host (and its child servers).
@@ -55,7 +62,11 @@ pub async fn run_desk(mut handle: HostHandle, mut app: App) -> anyhow::Result<()
     result
 }
 
-async fn desk_loop(terminal: &mut Term, handle: &mut HostHandle, app: &mut App) -> anyhow::Result<()> {
+async fn desk_loop(
+    terminal: &mut Term,
+    handle: &mut HostHandle,
+    app: &mut App,
+) -> anyhow::Result<()> {
     let mut input = EventStream::new();
     loop {
         terminal.draw(|frame| {
@@ -98,7 +109,9 @@ pub async fn run_review(mut screen: ReviewScreen) -> anyhow::Result<()> {
         loop {
             terminal.draw(|frame| screen.render(frame, frame.area()))?;
             match next(&mut input).await {
-                Some(Ok(Event::Key(key))) if key.kind != crossterm::event::KeyEventKind::Release => {
+                Some(Ok(Event::Key(key)))
+                    if key.kind != crossterm::event::KeyEventKind::Release =>
+                {
                     if screen.handle_key(key) == ReviewKey::Quit {
                         return Ok(());
                     }

@@ -28,7 +28,10 @@ impl Screen {
             if text.contains(what) {
                 return text;
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "waited for {what:?}; the screen shows:\n{text}");
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "waited for {what:?}; the screen shows:\n{text}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -39,12 +42,21 @@ fn refund_brain(order_id: String, sku: String) -> Brain {
     Arc::new(move |request: &Value| {
         let tools = tool_messages(request);
         match tools.len() {
-            0 => call("shop__quote_refund", json!({"order_id": order_id, "sku": sku, "reason": "motor burns"})),
+            0 => call(
+                "shop__quote_refund",
+                json!({"order_id": order_id, "sku": sku, "reason": "motor burns"}),
+            ),
             1 => {
-                let quote = tools[0].lines().nth(1).and_then(|l| serde_json::from_str::<Value>(l).ok()).unwrap_or_default();
+                let quote = tools[0]
+                    .lines()
+                    .nth(1)
+                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                    .unwrap_or_default();
                 call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
             }
-            _ => words("Your refund has been released; it reaches your card within 5 working days."),
+            _ => {
+                words("Your refund has been released; it reaches your card within 5 working days.")
+            }
         }
     })
 }
@@ -58,7 +70,10 @@ fn processes_marked(mark: &str) -> Vec<u32> {
         .filter_map(|entry| {
             let pid = entry.file_name().to_string_lossy().parse::<u32>().ok()?;
             let environ = std::fs::read(entry.path().join("environ")).ok()?;
-            environ.split(|b| *b == 0).any(|v| v == needle.as_bytes()).then_some(pid)
+            environ
+                .split(|b| *b == 0)
+                .any(|v| v == needle.as_bytes())
+                .then_some(pid)
         })
         .collect()
 }
@@ -68,16 +83,36 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
     let world = support_desk::shop::ShopWorld::bundled();
     let ticket = world.ticket("T-0003").expect("T-0003");
     let order_id = ticket.order_id.clone().expect("T-0003 is about an order");
-    let order = world.orders.iter().find(|o| o.order_id == order_id).expect("order");
-    let line = order.lines.iter().find(|l| l.amount() > support_desk::shop::REFUND_LIMIT).expect("a line above the limit");
+    let order = world
+        .orders
+        .iter()
+        .find(|o| o.order_id == order_id)
+        .expect("order");
+    let line = order
+        .lines
+        .iter()
+        .find(|l| l.amount() > support_desk::shop::REFUND_LIMIT)
+        .expect("a line above the limit");
     let model = MockModel::start(refund_brain(order_id.clone(), line.sku.clone())).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mark = format!("{}-{}", std::process::id(), dir.path().display());
 
     let pty = native_pty_system();
-    let pair = pty.openpty(PtySize { rows: 36, cols: 120, pixel_width: 0, pixel_height: 0 }).expect("a pty");
+    let pair = pty
+        .openpty(PtySize {
+            rows: 36,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("a pty");
     let mut command = CommandBuilder::new(BIN);
-    command.args(["desk", "--model", &format!("openai:{}", model.url), "--data-dir"]);
+    command.args([
+        "desk",
+        "--model",
+        &format!("openai:{}", model.url),
+        "--data-dir",
+    ]);
     command.arg(dir.path());
     command.cwd(env!("CARGO_MANIFEST_DIR"));
     command.env("TERM", "xterm-256color");
@@ -110,18 +145,24 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
     screen.wait_for("Queue (all) 48/48").await;
     screen.wait_for("shop 2026-07-28").await;
     press(b"jj");
-    screen.wait_for("T-0003 from").await;
+    screen.wait_for("T-0003 · C-0156").await;
     press(b"w");
 
     let consent = screen.wait_for("y approve").await;
     assert!(consent.contains("shop.issue_refund"), "{consent}");
     press(b"\r");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(screen.text().contains("y approve"), "Enter alone does not approve");
+    assert!(
+        screen.text().contains("y approve"),
+        "Enter alone does not approve"
+    );
     press(b"y");
 
     let form = screen.wait_for("Release refund").await;
-    assert!(form.contains("shop"), "the form names the server asking: {form}");
+    assert!(
+        form.contains("shop"),
+        "the form names the server asking: {form}"
+    );
     press(b" "); // release: yes
     press(b"\x12"); // Ctrl-R: review what will be sent
     screen.wait_for("Review").await;
@@ -136,15 +177,33 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "the desk did not quit");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the desk did not quit"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "the desk exited with {status:?}");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!screen.parser.lock().expect("parser").screen().alternate_screen(), "the terminal is back on its main screen");
+    assert!(
+        !screen
+            .parser
+            .lock()
+            .expect("parser")
+            .screen()
+            .alternate_screen(),
+        "the terminal is back on its main screen"
+    );
     let raw = screen.raw.lock().expect("raw").clone();
-    assert!(raw.windows(8).any(|w| w == b"\x1b[?1049l"), "the alternate screen was left");
-    assert_eq!(processes_marked(&mark), Vec::<u32>::new(), "no server of the desk is left running");
+    assert!(
+        raw.windows(8).any(|w| w == b"\x1b[?1049l"),
+        "the alternate screen was left"
+    );
+    assert_eq!(
+        processes_marked(&mark),
+        Vec::<u32>::new(),
+        "no server of the desk is left running"
+    );
     let requests = model.requests();
     assert_eq!(requests.len(), 3);
 }

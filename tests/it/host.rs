@@ -681,12 +681,22 @@ fn kill_shop(dir: &std::path::Path) {
     let marker = dir.join("shop.sqlite3").display().to_string();
     let mut killed = 0;
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let args: Vec<String> = cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
         if args.iter().any(|a| a == &marker) && args.iter().any(|a| a == "serve") {
             // The shell's own kill, so the test needs no procps.
-            let status = std::process::Command::new("sh").args(["-c", &format!("kill -9 {pid}")]).status().expect("sh");
+            let status = std::process::Command::new("sh")
+                .args(["-c", &format!("kill -9 {pid}")])
+                .status()
+                .expect("sh");
             assert!(status.success());
             killed += 1;
         }

@@ -3,6 +3,7 @@
 //! HTTP on 127.0.0.1).
 
 mod cli_run;
+mod desk_pty;
 mod faults;
 mod fixture;
 mod host;
@@ -14,3 +15,4 @@ mod shop_http;
 mod shop_server;
 mod shop_store;
 mod support;
+mod ui_desk;

@@ -4,8 +4,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use support_desk::host::api::{
-    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FormAnswer, FormAsk, FormKind, Outcome, Pending, Question,
-    ServerSummary, ToolHints, UnseenValue,
+    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FormAnswer, FormAsk, FormKind, Outcome,
+    Pending, Question, ServerSummary, ToolHints, UnseenValue,
 };
 use support_desk::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
 use support_desk::shop::ShopWorld;
@@ -21,7 +21,11 @@ fn ctrl(c: char) -> KeyEvent {
 }
 
 fn app() -> App {
-    let mut app = App::new(ShopWorld::bundled().tickets, "replay:recordings/ticket-runs (131 recorded model calls)".into(), "dana".into());
+    let mut app = App::new(
+        ShopWorld::bundled().tickets,
+        "replay:recordings/ticket-runs (131 recorded model calls)".into(),
+        "dana".into(),
+    );
     app.on_host(HostEvent::Servers(vec![
         ServerSummary {
             prefix: "partner".into(),
@@ -36,7 +40,15 @@ fn app() -> App {
             origin: "support-desk serve shop --stdio".into(),
             name: Some("shop-support".into()),
             revision: Some("2026-07-28".into()),
-            tools: ["find_orders", "find_products", "get_order_status", "issue_refund", "quote_refund"].map(String::from).to_vec(),
+            tools: [
+                "find_orders",
+                "find_products",
+                "get_order_status",
+                "issue_refund",
+                "quote_refund",
+            ]
+            .map(String::from)
+            .to_vec(),
             error: None,
         },
     ]));
@@ -50,14 +62,36 @@ fn screen(app: &App, width: u16, height: u16) -> String {
 }
 
 fn step(app: &mut App, ticket: &str, turn: u32, step: Step) {
-    app.on_host(HostEvent::Turn { ticket: ticket.into(), turn, step });
+    app.on_host(HostEvent::Turn {
+        ticket: ticket.into(),
+        turn,
+        step,
+    });
 }
 
 /// T-0009 worked: a tool error, a lookup, and a draft with a finding.
 fn worked(app: &mut App) {
-    app.on_host(HostEvent::Started { ticket: "T-0009".into() });
-    step(app, "T-0009", 1, Step::ModelAsked { tool_list_chars: 3052, context_chars: 1900 });
-    step(app, "T-0009", 1, Step::Call { tool: "shop.quote_refund".into(), arguments: vec![("order_id".into(), "\"O-7144\"".into())] });
+    app.on_host(HostEvent::Started {
+        ticket: "T-0009".into(),
+    });
+    step(
+        app,
+        "T-0009",
+        1,
+        Step::ModelAsked {
+            tool_list_chars: 3052,
+            context_chars: 1900,
+        },
+    );
+    step(
+        app,
+        "T-0009",
+        1,
+        Step::Call {
+            tool: "shop.quote_refund".into(),
+            arguments: vec![("order_id".into(), "\"O-7144\"".into())],
+        },
+    );
     step(
         app,
         "T-0009",
@@ -69,9 +103,34 @@ fn worked(app: &mut App) {
             truncated: false,
         },
     );
-    step(app, "T-0009", 2, Step::ModelAsked { tool_list_chars: 3052, context_chars: 1900 });
-    step(app, "T-0009", 2, Step::Call { tool: "partner.track_parcel".into(), arguments: vec![("tracking_number".into(), "\"KP123456789\"".into())] });
-    step(app, "T-0009", 2, Step::Consent { tool: "partner.track_parcel".into(), approved: true, by: "dana".into() });
+    step(
+        app,
+        "T-0009",
+        2,
+        Step::ModelAsked {
+            tool_list_chars: 3052,
+            context_chars: 1900,
+        },
+    );
+    step(
+        app,
+        "T-0009",
+        2,
+        Step::Call {
+            tool: "partner.track_parcel".into(),
+            arguments: vec![("tracking_number".into(), "\"KP123456789\"".into())],
+        },
+    );
+    step(
+        app,
+        "T-0009",
+        2,
+        Step::Consent {
+            tool: "partner.track_parcel".into(),
+            approved: true,
+            by: "dana".into(),
+        },
+    );
     step(
         app,
         "T-0009",
@@ -89,14 +148,25 @@ fn worked(app: &mut App) {
         3,
         Step::Draft {
             text: "Your refund of €42.70 will be sent today.".into(),
-            findings: vec!["The reply promises a refund, but no refund was issued for this ticket.".into()],
+            findings: vec![
+                "The reply promises a refund, but no refund was issued for this ticket.".into(),
+            ],
         },
     );
-    app.on_host(HostEvent::Done { ticket: "T-0009".into(), model_calls: 3, stopped_at_turn_limit: false, error: None });
+    app.on_host(HostEvent::Done {
+        ticket: "T-0009".into(),
+        model_calls: 3,
+        stopped_at_turn_limit: false,
+        error: None,
+    });
 }
 
 fn select(app: &mut App, ticket: &str) {
-    let index = app.visible().iter().position(|&i| app.items[i].ticket.ticket_id == ticket).expect("visible ticket");
+    let index = app
+        .visible()
+        .iter()
+        .position(|&i| app.items[i].ticket.ticket_id == ticket)
+        .expect("visible ticket");
     app.on_key(key(KeyCode::Home));
     for _ in 0..index {
         app.on_key(key(KeyCode::Down));
@@ -109,9 +179,16 @@ fn consent_question(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<C
         server: "shop".into(),
         origin: "support-desk serve shop --stdio".into(),
         tool: "shop.issue_refund".into(),
-        hints: ToolHints { title: Some("Issue a refund".into()), destructive: Some(true), ..ToolHints::default() },
+        hints: ToolHints {
+            title: Some("Issue a refund".into()),
+            destructive: Some(true),
+            ..ToolHints::default()
+        },
         arguments: vec![("quote_id".into(), "\"Q-0123456789\"".into())],
-        unseen: vec![UnseenValue { argument: "quote_id".into(), value: "Q-0123456789".into() }],
+        unseen: vec![UnseenValue {
+            argument: "quote_id".into(),
+            value: "Q-0123456789".into(),
+        }],
         changed_definition: None,
         reason: "shop.issue_refund is not on the desk's list of tools that change nothing".into(),
     });
@@ -187,14 +264,19 @@ fn the_filters_narrow_the_queue() {
 fn keys_ask_the_host_to_work_one_ticket_or_the_queue() {
     let mut app = app();
     app.on_key(key(KeyCode::Down));
-    assert_eq!(app.on_key(key(KeyCode::Char('w'))), Some(Command::WorkTicket("T-0002".into())));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('w'))),
+        Some(Command::WorkTicket("T-0002".into()))
+    );
 }
 
 #[test]
 fn work_all_sends_the_waiting_tickets_and_shows_progress() {
     let mut app = app();
     worked(&mut app);
-    let Some(Command::WorkQueue(ids)) = app.on_key(KeyEvent::new(KeyCode::Char('W'), KeyModifiers::SHIFT)) else {
+    let Some(Command::WorkQueue(ids)) =
+        app.on_key(KeyEvent::new(KeyCode::Char('W'), KeyModifiers::SHIFT))
+    else {
         panic!("a queue command");
     };
     assert_eq!(ids.len(), 47, "every ticket but the worked one");
@@ -213,7 +295,13 @@ async fn a_consent_question_opens_its_modal_and_y_approves_as_the_staff_member()
     assert!(app.modal.is_some(), "Enter alone never approves");
     app.on_key(key(KeyCode::Char('y')));
     assert!(app.modal.is_none());
-    assert_eq!(answer.await.expect("answered"), ConsentAnswer { approved: true, by: "dana".into() });
+    assert_eq!(
+        answer.await.expect("answered"),
+        ConsentAnswer {
+            approved: true,
+            by: "dana".into()
+        }
+    );
 }
 
 #[tokio::test]
@@ -223,17 +311,30 @@ async fn questions_queue_up_and_one_left_for_later_is_not_lost() {
     let (second, _second_answer) = release_form("T-0003");
     app.on_question(first);
     app.on_question(second);
-    assert_eq!(app.waiting.len(), 1, "the second waits while the first is open");
+    assert_eq!(
+        app.waiting.len(),
+        1,
+        "the second waits while the first is open"
+    );
     app.on_key(ctrl('b'));
     assert!(app.modal.is_none());
     assert_eq!(app.waiting.len(), 2);
     insta::assert_snapshot!("desk_questions_waiting_80x24", screen(&app, 80, 24));
     select(&mut app, "T-0002");
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::Consent(..))), "Enter opens the ticket's own question");
+    assert!(
+        matches!(app.modal, Some(Modal::Consent(..))),
+        "Enter opens the ticket's own question"
+    );
     app.on_key(key(KeyCode::Esc));
-    assert_eq!(first_answer.await.expect("answered").approved, false, "Esc declines a consent question");
-    assert!(matches!(app.modal, Some(Modal::Form(..))), "the next waiting question opens");
+    assert!(
+        !first_answer.await.expect("answered").approved,
+        "Esc declines a consent question"
+    );
+    assert!(
+        matches!(app.modal, Some(Modal::Form(..))),
+        "the next waiting question opens"
+    );
     insta::assert_snapshot!("desk_lead_form_open_120x36", screen(&app, 120, 36));
 }
 
@@ -261,44 +362,87 @@ fn the_prompt_and_resource_pickers_list_what_servers_offer() {
     let mut app = app();
     app.on_host(HostEvent::Prompts(vec![PromptInfo {
         name: "shop.review_refund".into(),
-        description: "Review a customer's refund request for one order against the refund policy.".into(),
-        arguments: vec![("order_id".into(), "The order to review: O- followed by four digits.".into(), true)],
+        description: "Review a customer's refund request for one order against the refund policy."
+            .into(),
+        arguments: vec![(
+            "order_id".into(),
+            "The order to review: O- followed by four digits.".into(),
+            true,
+        )],
     }]));
     app.on_host(HostEvent::Resources(vec![
-        ResourceInfo { server: "shop".into(), uri: "shop://policies/refund".into(), title: "Refund policy".into(), description: String::new(), size: Some(1900), priority: Some(1.0) },
-        ResourceInfo { server: "shop".into(), uri: "shop://policies/returns".into(), title: "Returns policy".into(), description: String::new(), size: Some(1700), priority: Some(0.5) },
+        ResourceInfo {
+            server: "shop".into(),
+            uri: "shop://policies/refund".into(),
+            title: "Refund policy".into(),
+            description: String::new(),
+            size: Some(1900),
+            priority: Some(1.0),
+        },
+        ResourceInfo {
+            server: "shop".into(),
+            uri: "shop://policies/returns".into(),
+            title: "Returns policy".into(),
+            description: String::new(),
+            size: Some(1700),
+            priority: Some(0.5),
+        },
     ]));
     select(&mut app, "T-0003");
     app.on_key(key(KeyCode::Char('p')));
     insta::assert_snapshot!("desk_prompt_picker_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::PromptArgs(..))), "the prompt's arguments are asked in a form");
+    assert!(
+        matches!(app.modal, Some(Modal::PromptArgs(..))),
+        "the prompt's arguments are asked in a form"
+    );
     insta::assert_snapshot!("desk_prompt_arguments_80x24", screen(&app, 80, 24));
     app.modal = None;
     app.on_key(key(KeyCode::Char('r')));
     app.on_key(key(KeyCode::Down));
     assert_eq!(
         app.on_key(key(KeyCode::Enter)),
-        Some(Command::AttachResource { ticket: "T-0003".into(), server: "shop".into(), uri: "shop://policies/returns".into() })
+        Some(Command::AttachResource {
+            ticket: "T-0003".into(),
+            server: "shop".into(),
+            uri: "shop://policies/returns".into()
+        })
     );
-    app.on_host(HostEvent::Attached { ticket: "T-0003".into(), server: "shop".into(), uri: "shop://policies/returns".into(), bytes: 1700 });
-    assert!(screen(&app, 120, 36).contains("attached shop://policies/returns from shop (1700 bytes)"));
+    app.on_host(HostEvent::Attached {
+        ticket: "T-0003".into(),
+        server: "shop".into(),
+        uri: "shop://policies/returns".into(),
+        bytes: 1700,
+    });
+    assert!(
+        screen(&app, 120, 36).contains("attached shop://policies/returns from shop (1700 bytes)")
+    );
 }
 
 #[test]
 fn a_ticket_with_escape_sequences_renders_without_emitting_them() {
     let mut tickets = ShopWorld::bundled().tickets;
     tickets[0].subject = "hello\x1b[2J\x1b]52;c;cHduZWQ=\x07 there".into();
-    tickets[0].body = "line one\x1b[31m red\x1b[0m\r\nline two\x1b]0;evil title\x07\u{9b}6n end".into();
+    tickets[0].body =
+        "line one\x1b[31m red\x1b[0m\r\nline two\x1b]0;evil title\x07\u{9b}6n end".into();
     let app = App::new(tickets, "m".into(), "dana".into());
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
     terminal.draw(|frame| render(&app, frame)).expect("draw");
     let buffer = terminal.backend().buffer();
     for cell in buffer.content() {
-        assert!(!cell.symbol().chars().any(|c| c.is_control()), "a control character reached the screen: {:?}", cell.symbol());
+        assert!(
+            !cell.symbol().chars().any(|c| c.is_control()),
+            "a control character reached the screen: {:?}",
+            cell.symbol()
+        );
     }
     let text = format!("{}", terminal.backend());
-    assert!(text.contains("hello there") && text.contains("line one red") && text.contains("line two end"), "{text}");
+    assert!(
+        text.contains("hello there")
+            && text.contains("line one red")
+            && text.contains("line two end"),
+        "{text}"
+    );
 }
 
 #[test]

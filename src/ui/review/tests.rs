@@ -354,3 +354,11 @@ fn a_filter_that_keeps_nothing_says_so() {
     let terminal = draw(&screen, 80, 24);
     insta::assert_snapshot!("empty_filter_80x24", terminal.backend());
 }
+
+#[test]
+fn an_unreadable_answer_shows_with_the_hosts_reply_on_the_next_turn() {
+    let mut screen = screen_on("T-0002");
+    press(&mut screen, &[KeyCode::Right, KeyCode::Right]);
+    let terminal = draw(&screen, 120, 36);
+    insta::assert_snapshot!("unreadable_answer_120x36", terminal.backend());
+}

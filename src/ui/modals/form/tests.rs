@@ -3,8 +3,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
+use super::view::{host_range, host_style};
 use super::*;
-use crate::host::api::Choice;
+use crate::host::api::{Choice, TextFormat};
 
 const RELEASE_MESSAGE: &str = "Release refund R-0001 of EUR 343.49 on order O-1145? It is above the EUR 150.00 refund limit, so a lead must confirm it.";
 
@@ -430,10 +431,12 @@ fn the_focused_field_stays_visible_in_a_long_form_at_80x24() {
     for _ in 0..6 {
         modal.handle_key(key(KeyCode::Tab));
     }
-    let screen = screen(&modal, 80, 24);
+    let terminal = draw(&modal, 80, 24);
+    let screen = text_of(terminal.backend().buffer());
     assert!(screen.contains("▸ regions"), "{screen}");
     assert!(screen.contains("United States"), "{screen}");
     assert!(screen.contains("↑ more"), "{screen}");
+    insta::assert_snapshot!("form_scrolled_to_the_last_field_80x24", terminal.backend());
 }
 
 #[test]
