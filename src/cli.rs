@@ -213,6 +213,7 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
     };
     let model = crate::headless::build_model(&config)?;
     let described = model.describe();
+    let source = config.model.source.clone();
     let tickets = crate::headless::load_tickets(&config)?;
     let staff = std::env::var("SUPPORT_DESK_STAFF")
         .or_else(|_| std::env::var("USER"))
@@ -229,7 +230,12 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
         },
         notes: Default::default(),
     });
-    let app = crate::ui::app::App::new(tickets, described, staff);
+    let review_source = crate::headless::recording_path(
+        source
+            .strip_prefix("replay:")
+            .unwrap_or("recordings/ticket-runs"),
+    );
+    let app = crate::ui::app::App::new(tickets, described, staff).with_review_source(review_source);
     crate::ui::terminal::run_desk(handle, app).await
 }
 

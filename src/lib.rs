@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod conformance;
 pub mod headless;
 pub mod host;
 pub mod logging;

@@ -218,6 +218,8 @@ pub struct App {
     pub exit: bool,
     /// Where the queue pane was last drawn, for mouse clicks (set by the renderer's caller).
     pub queue_area: Option<ratatui::layout::Rect>,
+    /// The recording review mode opens (`v`).
+    pub review_source: Option<std::path::PathBuf>,
 }
 
 impl App {
@@ -249,6 +251,25 @@ impl App {
             queue_run: None,
             exit: false,
             queue_area: None,
+            review_source: None,
+        }
+    }
+
+    /// The recording that `v` opens in review mode.
+    pub fn with_review_source(mut self, path: std::path::PathBuf) -> Self {
+        self.review_source = Some(path);
+        self
+    }
+
+    fn open_review(&mut self) {
+        let Some(path) = &self.review_source else {
+            self.message =
+                Some("no recording to review: start the desk with a replay model".to_owned());
+            return;
+        };
+        match crate::recording::review::Review::open(path) {
+            Ok(review) => self.review = Some(ReviewScreen::new(review)),
+            Err(e) => self.message = Some(format!("cannot open the recording: {e}")),
         }
     }
 
@@ -552,6 +573,10 @@ impl App {
             }
             KeyCode::Char('?') => {
                 self.modal = Some(Modal::Help);
+                None
+            }
+            KeyCode::Char('v') => {
+                self.open_review();
                 None
             }
             _ => None,

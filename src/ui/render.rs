@@ -426,7 +426,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-pub const KEYS: [(&str, &str); 17] = [
+pub const KEYS: [(&str, &str); 18] = [
     ("↑/↓ or j/k", "pick a ticket"),
     ("w", "work the selected ticket"),
     ("W", "work every waiting ticket"),
@@ -445,6 +445,7 @@ pub const KEYS: [(&str, &str); 17] = [
     ("y / n", "in a consent question: approve / decline"),
     ("Esc", "in a consent question: decline and close"),
     ("Ctrl-D / Esc", "in a server's form: decline / cancel"),
+    ("v", "review the recorded run turn by turn (q returns)"),
     ("?", "this help"),
     ("q or Ctrl-C", "quit (servers are stopped)"),
 ];

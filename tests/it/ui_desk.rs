@@ -463,3 +463,19 @@ fn a_host_state_list_restores_the_queue_as_it_was() {
     assert_eq!(app.items[3].status, Status::Sent);
     assert!(screen(&app, 120, 36).contains("T-0004 sent"));
 }
+
+#[test]
+fn v_opens_the_recorded_run_in_review_mode_and_q_returns_to_the_desk() {
+    let recording = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
+    let mut app = app().with_review_source(recording);
+    app.on_key(key(KeyCode::Char('v')));
+    assert!(app.review.is_some());
+    let shown = screen(&app, 120, 36);
+    assert!(
+        shown.contains("T-0001") && shown.contains("qwen2.5-coder-1.5b-instruct"),
+        "{shown}"
+    );
+    app.on_key(key(KeyCode::Char('q')));
+    assert!(app.review.is_none());
+    assert!(!app.exit, "q in review mode leaves review, not the desk");
+}

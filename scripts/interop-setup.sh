@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the peers the interop tests talk to, under target/interop (run it again and it
+# reuses what it has):
+#   target/interop/venv   Python venv with the official Python SDK, mcp==2.3.0 (PyPI)
+#   target/interop/node   @modelcontextprotocol/server-everything, pinned (npm)
+# Then: cargo test --locked --test it interop -- --ignored
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY_SDK="mcp==2.3.0"
+EVERYTHING="@modelcontextprotocol/server-everything@2026.8.31"
+# server-everything declares no engines; its SDK (@modelcontextprotocol/sdk 1.x) and express 5
+# need node >= 18.
+NODE_MAJOR_MIN=18
+
+root="$PWD/target/interop"
+venv="$root/venv"
+node_prefix="$root/node"
+mkdir -p "$root"
+
+python="${PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
+    "$venv/bin/python" -m pip install --disable-pip-version-check --quiet "$PY_SDK"
+fi
+
+node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+if [ "$node_major" -lt "$NODE_MAJOR_MIN" ]; then
+    echo "node >= $NODE_MAJOR_MIN is needed for $EVERYTHING (found: $(node --version 2>/dev/null || echo none))" >&2
+    exit 1
+fi
+entry="$node_prefix/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+wanted="${EVERYTHING##*@}"
+installed="$(node -p "require('$node_prefix/node_modules/@modelcontextprotocol/server-everything/package.json').version" 2>/dev/null || true)"
+if [ "$installed" != "$wanted" ]; then
+    npm install --prefix "$node_prefix" --no-audit --no-fund --loglevel=error "$EVERYTHING"
+fi
+
+echo "python: $venv/bin/python ($("$venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'))"
+echo "server-everything: node $entry ($(node -p "require('$node_prefix/node_modules/@modelcontextprotocol/server-everything/package.json').version"), node $(node --version))"

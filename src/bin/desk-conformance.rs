@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    support_desk::conformance::main()
+}

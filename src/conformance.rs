@@ -1,0 +1,4 @@
+//! (being written)
+pub fn main() -> std::process::ExitCode {
+    std::process::ExitCode::FAILURE
+}
