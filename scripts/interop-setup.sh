@@ -31,12 +31,11 @@ if [ "$node_major" -lt "$NODE_MAJOR_MIN" ]; then
     echo "node >= $NODE_MAJOR_MIN is needed for $EVERYTHING (found: $(node --version 2>/dev/null || echo none))" >&2
     exit 1
 fi
-entry="$node_prefix/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-wanted="${EVERYTHING##*@}"
-installed="$(node -p "require('$node_prefix/node_modules/@modelcontextprotocol/server-everything/package.json').version" 2>/dev/null || true)"
-if [ "$installed" != "$wanted" ]; then
-    npm install --prefix "$node_prefix" --no-audit --no-fund --loglevel=error "$EVERYTHING"
+package_dir="$node_prefix/node_modules/@modelcontextprotocol/server-everything"
+installed_version() { node -p "require('$package_dir/package.json').version" 2>/dev/null || true; }
+if [ "$(installed_version)" != "${EVERYTHING##*@}" ]; then
+    npm install --prefix "$node_prefix" --save-exact --no-audit --no-fund --loglevel=error "$EVERYTHING"
 fi
 
-echo "python: $venv/bin/python ($("$venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'))"
-echo "server-everything: node $entry ($(node -p "require('$node_prefix/node_modules/@modelcontextprotocol/server-everything/package.json').version"), node $(node --version))"
+echo "python: $venv/bin/python (mcp $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))'))"
+echo "server-everything: node $package_dir/dist/index.js ($(installed_version), node $(node --version))"

@@ -110,6 +110,12 @@ pub struct RunArgs {
     /// Record the run (append-only JSONL) at PATH (a directory, or a .jsonl file).
     #[arg(long, value_name = "PATH")]
     pub record: Option<PathBuf>,
+    /// Continue the recorded run at PATH that was stopped (a crash, kill -9): work only its
+    /// tickets without a ticket_done, appending to it, and never again one that may already
+    /// have changed something (those go to a person). Give the flags the run was started
+    /// with; the summary covers the whole recording.
+    #[arg(long, value_name = "PATH", conflicts_with = "record")]
+    pub resume: Option<PathBuf>,
     /// Facts for the recording's manifest, as key=value (model_file, model_sha256, runtime, …).
     #[arg(long = "note", value_name = "KEY=VALUE")]
     pub notes: Vec<String>,
@@ -310,11 +316,24 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         data_dir: crate::headless::data_dir(args.common.data_dir.as_deref()),
         notes,
     };
-    let summary = crate::headless::run(config, options).await?;
+    let (summary, for_person) = match &args.resume {
+        Some(path) => {
+            let resumed = crate::headless::resume(config, options, path).await?;
+            (resumed.summary, resumed.for_person)
+        }
+        None => (crate::headless::run(config, options).await?, vec![]),
+    };
     let text = if args.json {
         serde_json::to_string(&summary)?
     } else {
-        summary.to_text()
+        let mut text = summary.to_text();
+        for person in &for_person {
+            text.push_str(&format!(
+                "\nhanded to a person: {}: {}",
+                person.ticket, person.reason
+            ));
+        }
+        text
     };
     write_stdout(&format!("{text}\n"))
 }

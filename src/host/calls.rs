@@ -82,8 +82,13 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
             Ok(live) => live,
             Err(e) => return CallRun::failed(format!("server gone: {e}"), exchanges),
         };
-        let answer =
-            tokio::time::timeout(plan.timeout, live.service.call_tool_once(params.clone())).await;
+        let _in_flight = conn.handler().calling(&plan.ticket);
+        let answer = within_server_time(
+            conn,
+            plan.timeout,
+            live.service.call_tool_once(params.clone()),
+        )
+        .await;
         match answer {
             Err(_) => {
                 // Dropping the request sent notifications/cancelled to the server.
@@ -170,6 +175,38 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
                     ),
                     exchanges,
                 );
+            }
+        }
+    }
+}
+
+/// Awaits `call` for at most `timeout` of the server's own time: time a person spends on
+/// one of this server's questions meanwhile (an older server asks in the middle of a call)
+/// does not count. `Err(())` when the server ran out of time.
+async fn within_server_time<T>(
+    conn: &ServerConn,
+    timeout: Duration,
+    call: impl Future<Output = T>,
+) -> Result<T, ()> {
+    let started = tokio::time::Instant::now();
+    let (people_before, _) = conn.handler().time_with_people();
+    tokio::pin!(call);
+    let mut deadline = started + timeout;
+    loop {
+        tokio::select! {
+            done = &mut call => return Ok(done),
+            _ = tokio::time::sleep_until(deadline) => {
+                let (people_now, open) = conn.handler().time_with_people();
+                let with_people = people_now.saturating_sub(people_before);
+                let now = tokio::time::Instant::now();
+                if open {
+                    // Look again shortly: the clock resumes once the person has answered.
+                    deadline = now + Duration::from_millis(100);
+                } else if started + timeout + with_people > now {
+                    deadline = started + timeout + with_people;
+                } else {
+                    return Err(());
+                }
             }
         }
     }

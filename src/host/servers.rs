@@ -41,6 +41,19 @@ pub struct HostClient {
     pub prefix: String,
     pub origin: String,
     questions: mpsc::Sender<Question>,
+    /// Time people have spent on this server's questions, and whether one is open now:
+    /// a call's timeout leaves that time out, also for older servers that ask in the
+    /// middle of a call.
+    people: Arc<std::sync::Mutex<PeopleTime>>,
+    /// Tickets with a call in flight to this server, to say which ticket an older server's
+    /// question belongs to when only one can be.
+    in_flight: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[derive(Debug, Default)]
+struct PeopleTime {
+    spent: std::time::Duration,
+    open: usize,
 }
 
 impl HostClient {
@@ -49,6 +62,35 @@ impl HostClient {
             prefix: prefix.to_owned(),
             origin: origin.to_owned(),
             questions,
+            people: Default::default(),
+            in_flight: Default::default(),
+        }
+    }
+
+    /// Time people have spent answering this server so far, and whether a question is open.
+    pub fn time_with_people(&self) -> (std::time::Duration, bool) {
+        let people = self.people.lock().unwrap_or_else(|p| p.into_inner());
+        (people.spent, people.open > 0)
+    }
+
+    /// Marks a ticket's call in flight until the guard drops.
+    pub fn calling(&self, ticket: &str) -> InFlight {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ticket.to_owned());
+        InFlight {
+            tickets: Arc::clone(&self.in_flight),
+            ticket: ticket.to_owned(),
+        }
+    }
+
+    /// The ticket a question without one belongs to, when exactly one call is in flight.
+    fn only_ticket_in_flight(&self) -> Option<String> {
+        let tickets = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        match tickets.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
         }
     }
 
@@ -62,7 +104,18 @@ impl HostClient {
                 return ElicitResult::new(ElicitationAction::Cancel);
             }
         };
+        let started = std::time::Instant::now();
+        self.people.lock().unwrap_or_else(|p| p.into_inner()).open += 1;
         let answer = ask_person(&self.questions, ask.clone()).await;
+        {
+            let mut people = self.people.lock().unwrap_or_else(|p| p.into_inner());
+            people.open -= 1;
+            people.spent += started.elapsed();
+        }
+        if let (FormAnswer::Accept(_), super::api::FormKind::Url { .. }) = (&answer, &ask.kind) {
+            // URL mode: an accept carries no content.
+            return ElicitResult::new(ElicitationAction::Accept);
+        }
         if let (FormAnswer::Accept(values), super::api::FormKind::Fields(fields)) =
             (&answer, &ask.kind)
             && let Err(problems) = form::validate(fields, values)
@@ -71,6 +124,21 @@ impl HostClient {
             return ElicitResult::new(ElicitationAction::Cancel);
         }
         form::elicit_result(&answer)
+    }
+}
+
+/// A ticket's call to a server, in flight until dropped.
+pub struct InFlight {
+    tickets: Arc<std::sync::Mutex<Vec<String>>>,
+    ticket: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = tickets.iter().position(|t| *t == self.ticket) {
+            tickets.remove(index);
+        }
     }
 }
 
@@ -104,7 +172,8 @@ impl ClientHandler for HostClient {
         params: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Ok(self.ask(None, &params).await)
+        let ticket = self.only_ticket_in_flight();
+        Ok(self.ask(ticket.as_deref(), &params).await)
     }
 }
 

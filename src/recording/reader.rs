@@ -43,13 +43,37 @@ impl Recording {
         let files = batch_files(path)?;
         let mut recording = Recording::default();
         for file in files {
-            let text = std::fs::read_to_string(&file).map_err(|source| ReadError::Io {
+            let bytes = std::fs::read(&file).map_err(|source| ReadError::Io {
                 path: file.display().to_string(),
                 source,
             })?;
-            recording.add(&file, &text)?;
+            recording.add_bytes(&file, &bytes)?;
         }
         Ok(recording)
+    }
+
+    /// Adds one batch as it lies on disk. A write cut short may have cut a character in two:
+    /// the line it was in cannot be whole, so it is dropped like any other cut line. Bytes
+    /// that are not UTF-8 anywhere else are damage.
+    pub fn add_bytes(&mut self, file: &Path, bytes: &[u8]) -> Result<(), ReadError> {
+        let error = match std::str::from_utf8(bytes) {
+            Ok(text) => return self.add(file, text),
+            Err(error) => error,
+        };
+        let valid = &bytes[..error.valid_up_to()];
+        if error.error_len().is_some() {
+            return Err(ReadError::Damaged {
+                path: file.display().to_string(),
+                line: valid.iter().filter(|&&b| b == b'\n').count() + 1,
+                message: "the line is not UTF-8 text".to_owned(),
+            });
+        }
+        let whole_lines = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let text = std::str::from_utf8(&valid[..whole_lines])
+            .expect("a prefix of the valid part that ends at a newline is valid UTF-8");
+        self.add(file, text)?;
+        self.truncated = true;
+        Ok(())
     }
 
     /// Adds one batch's text. Only the very last line may be broken.
@@ -138,6 +162,29 @@ mod tests {
             .expect("readable");
         assert_eq!(recording.events.len(), 1);
         assert!(recording.truncated);
+    }
+
+    #[test]
+    fn a_character_cut_in_two_at_the_end_drops_its_line() {
+        let mut recording = Recording::default();
+        let draft = r#"{"event":"draft","ticket":"T-0001","text":"EUR 5 €"#;
+        let text = format!("{DONE}\n{draft}");
+        let cut = &text.as_bytes()[..text.len() - 1];
+        recording
+            .add_bytes(Path::new("x.jsonl"), cut)
+            .expect("readable");
+        assert_eq!(recording.events.len(), 1);
+        assert!(recording.truncated);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_before_the_end_are_damage() {
+        let mut recording = Recording::default();
+        let text = [DONE.as_bytes(), b"\n\xff\n", DONE.as_bytes()].concat();
+        let error = recording
+            .add_bytes(Path::new("x.jsonl"), &text)
+            .expect_err("damaged");
+        assert!(matches!(error, ReadError::Damaged { line: 2, .. }));
     }
 
     #[test]

@@ -122,6 +122,14 @@ impl Fixture {
     }
 
     #[tool(
+        description = "Echoes the request's _meta.",
+        annotations(read_only_hint = true)
+    )]
+    async fn echo_meta(&self, meta: rmcp::model::RequestMetaObject) -> String {
+        serde_json::to_string(&meta).unwrap_or_default()
+    }
+
+    #[tool(
         description = "Answers with several megabytes.",
         annotations(read_only_hint = true)
     )]

@@ -840,3 +840,27 @@ async fn a_recording_cut_off_mid_line_is_readable_to_its_last_whole_event() {
     assert!(read.truncated);
     assert_eq!(read.events.len() + read.manifests.len(), lines - 1);
 }
+
+#[tokio::test]
+async fn every_request_carries_the_desk_request_id_under_the_projects_own_meta_prefix() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__echo_meta", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    h.work("T-0001").await;
+    let text = h.outcome_texts()[0].clone();
+    let meta: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("the echoed _meta ({e}): {text}"));
+    let id = meta["dev.support-desk/request-id"]
+        .as_str()
+        .expect("the desk's request ID");
+    assert!(id.starts_with("T-0001-"), "{id}");
+    let keys: Vec<&String> = meta
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    assert!(keys.iter().all(
+        |k| !k.starts_with("dev.support-desk/") || k.as_str() == "dev.support-desk/request-id"
+    ));
+}
