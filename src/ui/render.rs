@@ -230,14 +230,17 @@ fn push_wrapped(
     style: Style,
     indent: &str,
 ) {
-    let room = width.saturating_sub(indent.chars().count()).max(8);
     for raw in text.lines() {
-        if raw.is_empty() {
+        if raw.trim().is_empty() {
             lines.push(Line::raw(""));
             continue;
         }
-        for piece in wrap(raw, room) {
-            lines.push(Line::styled(format!("{indent}{piece}"), style));
+        // Keep a line's own indentation (pretty JSON), within reason.
+        let own = raw.len() - raw.trim_start().len();
+        let lead = format!("{indent}{}", " ".repeat(own.min(width / 3)));
+        let room = width.saturating_sub(lead.chars().count()).max(8);
+        for piece in wrap(raw.trim_start(), room) {
+            lines.push(Line::styled(format!("{lead}{piece}"), style));
         }
     }
 }
