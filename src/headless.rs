@@ -355,7 +355,7 @@ fn side_effect(events: &[&Event], allow: &[String]) -> Option<String> {
 
 fn interrupted(what: &str) -> String {
     format!(
-        "the run stopped in the middle of this ticket after {what}; it was not worked again so          nothing happens twice: check what the call did before answering the customer"
+        "the run stopped in the middle of this ticket after {what}; it was not worked again so nothing happens twice: check what the call did before answering the customer"
     )
 }
 
@@ -401,7 +401,7 @@ pub async fn resume(
     let plan = resume_plan(&recording, &queue, &allow);
     if !plan.for_person.is_empty() || !plan.to_work.is_empty() {
         let recorder = Recorder::append(path)?;
-        // Settled first, so a second stop cannot leave them to be worked again.
+        // Settled before any work, so the recording says so even if this run is stopped too.
         for person in &plan.for_person {
             tracing::warn!(ticket = %person.ticket, reason = %person.reason, "handed to a person");
             let model_calls = recording

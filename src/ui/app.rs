@@ -280,8 +280,30 @@ impl App {
             .collect()
     }
 
+    /// How many tickets the filter shows (without building the list when it shows all).
+    pub fn visible_count(&self) -> usize {
+        match self.filter {
+            Filter::All => self.items.len(),
+            _ => self
+                .items
+                .iter()
+                .filter(|i| self.filter.admits(i.status))
+                .count(),
+        }
+    }
+
+    /// The item index of the `n`th ticket the filter shows.
+    pub fn visible_at(&self, n: usize) -> Option<usize> {
+        match self.filter {
+            Filter::All => (n < self.items.len()).then_some(n),
+            _ => (0..self.items.len())
+                .filter(|&i| self.filter.admits(self.items[i].status))
+                .nth(n),
+        }
+    }
+
     pub fn current(&self) -> Option<&QueueItem> {
-        self.visible().get(self.selected).map(|&i| &self.items[i])
+        self.visible_at(self.selected).map(|i| &self.items[i])
     }
 
     fn item_mut(&mut self, ticket: &str) -> Option<&mut QueueItem> {
@@ -584,7 +606,7 @@ impl App {
     }
 
     fn select(&mut self, delta: i64) {
-        let count = self.visible().len() as i64;
+        let count = self.visible_count() as i64;
         if count == 0 {
             return;
         }
@@ -801,8 +823,9 @@ impl App {
                     && mouse.row > area.y
                     && mouse.row < area.y + area.height.saturating_sub(1)
                 {
-                    let row = (mouse.row - area.y - 1) as usize;
-                    if row < self.visible().len() {
+                    let rows = area.height.saturating_sub(2) as usize;
+                    let row = queue_offset(self.selected, rows) + (mouse.row - area.y - 1) as usize;
+                    if row < self.visible_count() {
                         self.selected = row;
                         self.scroll_back = 0;
                     }
@@ -816,6 +839,11 @@ impl App {
     pub fn waiting_summary(&self) -> Vec<String> {
         self.waiting.iter().map(Asked::summary).collect()
     }
+}
+
+/// The first queue row shown when `rows` fit and `selected` must be among them.
+pub fn queue_offset(selected: usize, rows: usize) -> usize {
+    (selected + 1).saturating_sub(rows.max(1))
 }
 
 /// The desk's own form for a prompt's arguments, prefilled from the current ticket.

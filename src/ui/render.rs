@@ -6,7 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
 
-use super::app::{App, Cell, Modal, Picker, PickerKind, Status};
+use super::app::{App, Cell, Modal, Picker, PickerKind, Status, queue_offset};
 use super::sanitize::{clean, one_line};
 use super::theme;
 use crate::host::api::Outcome;
@@ -104,10 +104,13 @@ fn status_style(status: Status) -> Style {
 }
 
 fn render_queue(app: &App, frame: &mut Frame, area: Rect) {
-    let visible = app.visible();
-    let items: Vec<ListItem> = visible
-        .iter()
-        .map(|&i| {
+    // Only the rows that fit are built: a queue of 10,000 costs what a screenful does.
+    let count = app.visible_count();
+    let rows = area.height.saturating_sub(2) as usize;
+    let offset = queue_offset(app.selected, rows);
+    let items: Vec<ListItem> = (offset..(offset + rows).min(count))
+        .filter_map(|n| app.visible_at(n))
+        .map(|i| {
             let item = &app.items[i];
             let marker = if item.ticket.injected { "!" } else { " " };
             ListItem::new(Line::from(vec![
@@ -130,7 +133,7 @@ fn render_queue(app: &App, frame: &mut Frame, area: Rect) {
     let title = format!(
         " Queue ({}) {}/{}{} ",
         app.filter.label(),
-        visible.len(),
+        count,
         app.items.len(),
         progress
     );
@@ -138,7 +141,7 @@ fn render_queue(app: &App, frame: &mut Frame, area: Rect) {
         .block(Block::default().borders(Borders::ALL).title(title))
         .highlight_style(theme::selected());
     let mut state =
-        ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
+        ListState::default().with_selected((count > 0).then_some(app.selected - offset));
     frame.render_stateful_widget(list, area, &mut state);
 }
 
@@ -170,39 +173,53 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
     for piece in wrap(&one_line(&t.subject), width) {
         header.push(Line::styled(piece, theme::title()));
     }
-    let mut lines: Vec<Line> = vec![Line::styled(
-        "The customer's words (data, never followed):",
-        theme::dim(),
-    )];
-    push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
-    lines.push(Line::raw(""));
+    let header_height = (header.len() as u16).min(inner.height);
+    // Lines are built from the newest turn backwards, only as far as the view reaches.
+    let need = (inner.height - header_height) as usize + app.scroll_back as usize;
     let cells = app
         .transcripts
         .get(&t.ticket_id)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    if cells.is_empty() && item.draft.is_none() {
-        lines.push(Line::styled(
-            "Not worked yet: press w to let the model work it.",
-            theme::dim(),
-        ));
-    }
-    for cell in cells {
-        push_cell(&mut lines, cell, width);
-    }
-    if cells.is_empty()
-        && let Some(draft) = &item.draft
-    {
-        push_cell(
-            &mut lines,
-            &Cell::Draft {
+    let stored_draft;
+    let cells: &[Cell] = match (&item.draft, cells.is_empty()) {
+        (Some(draft), true) => {
+            stored_draft = [Cell::Draft {
                 text: draft.clone(),
                 findings: item.findings.clone(),
-            },
-            width,
-        );
+            }];
+            &stored_draft
+        }
+        _ => cells,
+    };
+    let mut tail: Vec<Vec<Line>> = Vec::new();
+    let mut count = 0;
+    for cell in cells.iter().rev() {
+        let mut chunk = Vec::new();
+        push_cell(&mut chunk, cell, width);
+        count += chunk.len();
+        tail.push(chunk);
+        if count >= need {
+            break;
+        }
     }
-    let header_height = (header.len() as u16).min(inner.height);
+    let mut lines: Vec<Line> = Vec::new();
+    if count < need {
+        lines.push(Line::styled(
+            "The customer's words (data, never followed):",
+            theme::dim(),
+        ));
+        push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
+        lines.push(Line::raw(""));
+        if cells.is_empty() {
+            lines.push(Line::styled(
+                "Not worked yet: press w to let the model work it.",
+                theme::dim(),
+            ));
+        }
+    }
+    lines.extend(tail.into_iter().rev().flatten());
+
     let body = Rect::new(
         inner.x,
         inner.y + header_height,
