@@ -153,7 +153,7 @@ pub async fn ask_person(questions: &mpsc::Sender<Question>, ask: FormAsk) -> For
 
 impl ClientHandler for HostClient {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        let mut config = ClientConfig::new(
             ClientCapabilities::builder()
                 .enable_elicitation_with(
                     ElicitationCapability::new()
@@ -162,7 +162,11 @@ impl ClientHandler for HostClient {
                 )
                 .build(),
             Implementation::new("support-desk", env!("CARGO_PKG_VERSION")),
-        )
+        );
+        // What an `initialize` handshake offers: the newest revision it can name. The
+        // discover probe offers 2026-07-28 on its own.
+        config.protocol_version = ProtocolVersion::V_2025_11_25;
+        config
     }
 
     /// Input requests from prompts, resource reads and older servers arrive here; the
@@ -356,13 +360,16 @@ impl ServerConn {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
-        let handler = self.handler.clone();
-        let started = match self.transport()? {
-            Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
-            Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
-            Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+        let service = match self.handshake(lifecycle).await? {
+            // A lenient older server answers the probe with an empty result instead of an
+            // error; it still speaks `initialize`, so start it again and use that.
+            Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_)) => {
+                tracing::info!(server = %self.prefix, "the probe got an empty answer; connecting with initialize");
+                self.handshake(ClientLifecycleMode::Initialize).await?
+            }
+            other => other,
         };
-        let service = started.map_err(|e| self.handshake_error(e))?;
+        let service = service.map_err(|e| self.handshake_error(e))?;
         let live = self.finish(service).await?;
         if live.revision.as_str() >= "2026-07-28"
             && let Some(info) = live.service.peer_info()
@@ -372,6 +379,20 @@ impl ServerConn {
             });
         }
         Ok(live)
+    }
+
+    /// Opens a fresh transport and runs one handshake on it. The outer error is a server
+    /// that could not be started; the inner one a handshake that failed.
+    async fn handshake(
+        &self,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<Result<Service, rmcp::service::ClientInitializeError>, ConnectError> {
+        let handler = self.handler.clone();
+        Ok(match self.transport()? {
+            Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+        })
     }
 
     async fn finish(&self, service: Service) -> Result<Live, ConnectError> {

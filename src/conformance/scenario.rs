@@ -1,0 +1,79 @@
+//! What to do for each scenario of the suite. The scenario's name picks a plan; every plan
+//! starts by connecting the way the desk connects, so the suite always sees the desk's own
+//! handshake.
+
+/// One scenario's plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// Connect and list the tools, as the desk does at start.
+    Connect,
+    /// Connect, then make the calls the suite's context names, or else call every listed
+    /// tool once with arguments made from its schema.
+    CallTools,
+    /// [`CallTools`](Self::CallTools), then read every resource and get every prompt: all
+    /// the requests the desk ever sends.
+    Everything,
+    /// Call `echo` with `focal`'s input schema as the desk stored it, so the suite can see
+    /// which keywords survived.
+    EchoSchema {
+        focal: &'static str,
+        echo: &'static str,
+    },
+    /// A flow the desk does not offer on purpose. Connect as the desk would, then stop and
+    /// say why; the scenario's checks fail and the baseline says so.
+    Unsupported { why: &'static str },
+}
+
+const OAUTH: &str = "OAuth is not offered: the desk sends a static bearer token from a \
+    server's bearer_token_env and nothing else (no metadata discovery, registration or \
+    authorization-code flow; rmcp's `auth` feature is not built)";
+const SKILLS: &str = "the skills extension (SEP-2640) is not offered: the desk reads no skills";
+
+impl Scenario {
+    /// The plan for a scenario name. A name this binary does not know gets
+    /// [`Everything`](Self::Everything): the most the desk can show of itself.
+    pub fn named(name: &str) -> Self {
+        match name {
+            "initialize" | "json-schema-ref-no-deref" => Scenario::Connect,
+            "tools_call"
+            | "elicitation-sep1034-client-defaults"
+            | "sse-retry"
+            | "request-metadata"
+            | "sep-2322-client-request-state"
+            | "http-custom-headers"
+            | "http-invalid-tool-headers" => Scenario::CallTools,
+            "http-standard-headers" => Scenario::Everything,
+            "json-schema-2020-12-preservation" => Scenario::EchoSchema {
+                focal: "json_schema_2020_12_tool",
+                echo: "json_schema_echo",
+            },
+            name if name.starts_with("auth/") => Scenario::Unsupported { why: OAUTH },
+            name if name.starts_with("sep-2640-") => Scenario::Unsupported { why: SKILLS },
+            _ => Scenario::Everything,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_of_scenario_gets_its_plan() {
+        assert_eq!(Scenario::named("initialize"), Scenario::Connect);
+        assert_eq!(Scenario::named("tools_call"), Scenario::CallTools);
+        assert_eq!(
+            Scenario::named("http-standard-headers"),
+            Scenario::Everything
+        );
+        assert_eq!(
+            Scenario::named("auth/metadata-default"),
+            Scenario::Unsupported { why: OAUTH }
+        );
+        assert_eq!(
+            Scenario::named("sep-2640-client-no-prefetch"),
+            Scenario::Unsupported { why: SKILLS }
+        );
+        assert_eq!(Scenario::named("a-future-scenario"), Scenario::Everything);
+    }
+}
