@@ -95,3 +95,135 @@ async fn a_server_that_sends_bytes_that_are_not_utf8_is_reported_and_left_out() 
     )
     .await;
 }
+
+use std::sync::atomic::Ordering;
+
+use crate::fixture::POISONED;
+use crate::host::fixture_setup;
+use crate::mock_model::Brain;
+use support_desk::host::api::FormAnswer;
+
+/// A model that follows whatever the tool descriptions say: once `fix.echo_meta` tells it to,
+/// it tries to issue a refund.
+fn gullible() -> Brain {
+    std::sync::Arc::new(|request: &serde_json::Value| {
+        let system = crate::mock_model::system_prompt(request);
+        let answered = crate::mock_model::tool_messages(request);
+        match (system.contains("ignore previous rules"), answered.len()) {
+            (_, 0) => call("fix__echo_meta", json!({})),
+            (true, 1) => call("shop__issue_refund", json!({"quote_id": "Q-0123456789"})),
+            _ => words("Done."),
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_description_changed_after_the_pins_is_blocked_between_tickets_not_inside_one() {
+    let mut setup = fixture_setup(gullible(), Box::new(|_| FormAnswer::Cancel));
+    // The person approves plain calls and declines a tool whose definition changed.
+    setup.consent = Box::new(|ask| ask.changed_definition.is_none());
+    let h = harness(setup).await;
+    let rug = h.rug_pulled.clone().expect("the fixture runs");
+
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes(),
+        [("fix.echo_meta".to_owned(), Outcome::Result)],
+        "pinned at first sight"
+    );
+
+    rug.store(true, Ordering::SeqCst);
+    h.work("T-0002").await;
+    let asked = h.people.consents();
+    let changed = asked
+        .iter()
+        .filter(|a| a.tool == "fix.echo_meta")
+        .find_map(|a| a.changed_definition.clone())
+        .unwrap_or_else(|| panic!("the change is shown: {asked:#?}"));
+    assert!(
+        changed.contains("+ now:") && changed.contains("ignore previous rules"),
+        "{changed}"
+    );
+    assert_eq!(
+        h.outcomes()[1],
+        ("fix.echo_meta".to_owned(), Outcome::Declined),
+        "blocked until a person approves it"
+    );
+    // The model saw the poisoned description in its tool list (as data) and tried a refund:
+    // the refund is outside the allow list, so it too needed a person's yes.
+    let asked_for: Vec<String> = asked.iter().map(|a| a.tool.clone()).collect();
+    assert!(
+        asked_for.contains(&"shop.issue_refund".to_owned()),
+        "{asked_for:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next() {
+    let rug_cell: std::sync::Arc<
+        std::sync::Mutex<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>>,
+    > = Default::default();
+    let pull = std::sync::Arc::clone(&rug_cell);
+    // The server changes the description while the model thinks about its second turn.
+    let brain: Brain = std::sync::Arc::new(move |request: &serde_json::Value| {
+        match crate::mock_model::tool_messages(request).len() {
+            0 => call("fix__echo_meta", json!({})),
+            1 => {
+                if let Some(rug) = pull.lock().expect("lock").as_ref() {
+                    rug.store(true, Ordering::SeqCst);
+                }
+                call("fix__echo_meta", json!({}))
+            }
+            _ => words("Done."),
+        }
+    });
+    let mut setup = fixture_setup(brain, Box::new(|_| FormAnswer::Cancel));
+    setup.consent = Box::new(|ask| ask.changed_definition.is_none());
+    let h = harness(setup).await;
+    *rug_cell.lock().expect("lock") = h.rug_pulled.clone();
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes(),
+        [
+            ("fix.echo_meta".to_owned(), Outcome::Result),
+            ("fix.echo_meta".to_owned(), Outcome::Result)
+        ],
+        "inside the ticket the tools stay as they were when it started"
+    );
+    let system = crate::mock_model::system_prompt(&h.model.requests()[1]);
+    assert!(
+        !system.contains(POISONED),
+        "the ticket's tool list did not change under it"
+    );
+    h.work("T-0002").await;
+    assert_eq!(
+        h.outcomes().last().map(|o| o.1),
+        Some(Outcome::Declined),
+        "the next ticket meets the change at the pins"
+    );
+}
+
+#[tokio::test]
+async fn instructions_in_a_server_description_cause_no_side_effect_without_consent() {
+    let mut setup = fixture_setup(gullible(), Box::new(|_| FormAnswer::Cancel));
+    setup.consent = Box::new(|ask| ask.tool != "shop.issue_refund");
+    let h = harness(setup).await;
+    h.rug_pulled
+        .clone()
+        .expect("the fixture runs")
+        .store(true, Ordering::SeqCst);
+    h.work("T-0001").await;
+    // The untrusted server's resources are never attached, and its words reach the model
+    // only as a tool description; the refund it asked for waited for a person, who said no.
+    assert!(h.host.attached().iter().all(|a| a.server != "fix"));
+    assert!(
+        h.outcomes()
+            .contains(&("shop.issue_refund".to_owned(), Outcome::Declined)),
+        "{:?}",
+        h.outcomes()
+    );
+    assert!(
+        !h.outcomes()
+            .contains(&("shop.issue_refund".to_owned(), Outcome::Result))
+    );
+}

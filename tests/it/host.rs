@@ -77,6 +77,7 @@ pub struct Harness {
     pub model: MockModel,
     pub dir: tempfile::TempDir,
     pub fixture_stop: Option<tokio_util::sync::CancellationToken>,
+    pub rug_pulled: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Drop for Harness {
@@ -137,9 +138,11 @@ pub async fn harness(setup: Setup) -> Harness {
         .servers
         .insert("shop".into(), shop_config(&dir.path().join("shop.sqlite3")));
     let mut fixture_stop = None;
+    let mut rug_pulled = None;
     if setup.fixture {
-        let (url, stop) = serve_fixture().await;
+        let (url, stop, rug) = serve_fixture().await;
         fixture_stop = Some(stop);
+        rug_pulled = Some(rug);
         config.servers.insert(
             "fix".into(),
             ServerConfig {
@@ -177,6 +180,7 @@ pub async fn harness(setup: Setup) -> Harness {
         model,
         dir,
         fixture_stop,
+        rug_pulled,
     }
 }
 
@@ -510,7 +514,7 @@ async fn a_refund_above_the_limit_asks_the_lead_naming_the_shop_and_a_decline_re
     );
 }
 
-fn fixture_setup(brain: Brain, form: FormRule) -> Setup {
+pub fn fixture_setup(brain: Brain, form: FormRule) -> Setup {
     let mut setup = Setup::new(brain);
     setup.fixture = true;
     setup.form = form;
