@@ -2,27 +2,30 @@
 //!
 //! ```sh
 //! cargo bench --bench host                  # all three groups, a few minutes on 2 cores
-//! cargo bench --bench host -- tool_call     # one group: tool_call, replay or concurrency
+//! cargo bench --bench host -- tool_call     # the benchmarks whose name holds a word:
+//! cargo bench --bench host -- stdio         #   a group, a function or a transport
 //! ```
 //!
 //! - `tool_call`: one `shop.get_order_status` call, in-process and over stdio, at three depths:
-//!   rmcp's own `call_tool_once` (the floor), the desk's `host::calls::call` (timeout, request
-//!   ID, result text and cap), and a whole ticket with one call minus a ticket with none
+//!   rmcp's own `call_tool_once` (the bare call), the desk's `host::calls::call` (timeout,
+//!   request ID, result text and cap), and a whole ticket with one call minus a ticket with none
 //!   (route, consent check, call, recording, one more replayed model turn). Criterion times
-//!   them; a separate loop times each call alone for the median and p99.
+//!   each; then one loop times every call alone, the paths taking turns, for the median and
+//!   p99 and the ratios between paths.
 //! - `replay`: the committed 48-ticket recording replayed through `headless::run` against
 //!   the bundled servers, the shop as the built binary over stdio.
 //! - `concurrency`: the 48 tickets against a mock OpenAI-compatible model that answers every
 //!   request after a fixed 100 ms, at concurrency 1, 4 and 8, against the ideal.
 //!
-//! The stdio shop is the `support-desk` binary Cargo builds for this bench (same profile).
+//! The stdio shop is the `support-desk` binary Cargo builds for this bench (same profile),
+//! copied aside when the bench starts, so a rebuild during the run cannot swap it.
 
 // A benchmark's report is its output.
 #![allow(clippy::print_stdout)]
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode};
@@ -42,7 +45,7 @@ use support_desk::shop::data::Ticket;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
-const SHOP_BIN: &str = env!("CARGO_BIN_EXE_support-desk");
+const BUILT_BIN: &str = env!("CARGO_BIN_EXE_support-desk");
 const RECORDING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recordings/ticket-runs");
 /// How long the mock model takes to answer each request in the concurrency group.
 const MODEL_LATENCY: Duration = Duration::from_millis(100);
@@ -52,22 +55,28 @@ const REPLAY_GOAL: Duration = Duration::from_secs(2);
 const CONCURRENCY_GOAL: f64 = 1.2;
 
 fn main() {
-    let groups = Groups::from_args();
+    let selection = Selection::from_args();
     let runtime = Runtime::new().expect("a tokio runtime");
     let mut criterion = Criterion::default().configure_from_args();
-    let mut report = Report::default();
-    let timed = Timed::counts(groups.quick);
-    if groups.wants("tool_call") {
-        tool_call(&mut criterion, &runtime, &timed, &mut report);
-    }
-    if groups.wants("replay") {
+    let mut report = Report {
+        // Criterion's --test and --list runs write no estimates: older ones may be on disk.
+        read_criterion: !selection.quick,
+        ..Report::default()
+    };
+    let timed = Timed::counts(selection.quick);
+    tool_call(&mut criterion, &runtime, &selection, &timed, &mut report);
+    if selection.wants("replay/ticket_runs_48") {
         replay(&mut criterion, &runtime, &timed, &mut report);
     }
-    if groups.wants("concurrency") && !groups.quick {
+    if selection.wants("concurrency") && !selection.quick {
         concurrency(&runtime, &mut report);
     }
     criterion.final_summary();
     report.print();
+    // Statics are never dropped: remove the copied binary here.
+    if let Some((dir, _)) = SHOP_BINARY.get() {
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -102,10 +111,25 @@ impl Transport {
     }
 }
 
+/// The binary this bench was built with, copied aside on first use; `main` removes the copy.
+static SHOP_BINARY: OnceLock<(tempfile::TempDir, String)> = OnceLock::new();
+
+fn shop_binary() -> &'static str {
+    &SHOP_BINARY
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().expect("a directory for the binary");
+            let copy = dir.path().join("support-desk");
+            std::fs::copy(BUILT_BIN, &copy).expect("a copy of the built binary");
+            let copy = copy.display().to_string();
+            (dir, copy)
+        })
+        .1
+}
+
 /// The shop as the built binary on a fresh in-memory database, as the default config has it.
 fn shop_stdio() -> ServerConfig {
     ServerConfig {
-        command: Some(SHOP_BIN.to_owned()),
+        command: Some(shop_binary().to_owned()),
         args: [
             "serve", "shop", "--stdio", "--db", ":memory:", "--seed", "4217",
         ]
@@ -123,7 +147,7 @@ fn order_arguments() -> Map<String, Value> {
     arguments
 }
 
-/// rmcp's own client call, with nothing of the desk around it: the floor.
+/// rmcp's own client call, with nothing of the desk around it: the bare call.
 async fn rmcp_call(live: &Live) {
     let params = CallToolRequestParams::new("get_order_status").with_arguments(order_arguments());
     match live.service.call_tool_once(params).await {
@@ -239,7 +263,13 @@ fn ticket(host: &Host, id: &str) -> Ticket {
         .expect("a bundled ticket")
 }
 
-fn tool_call(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &mut Report) {
+fn tool_call(
+    criterion: &mut Criterion,
+    runtime: &Runtime,
+    selection: &Selection,
+    timed: &Timed,
+    report: &mut Report,
+) {
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let mut group = criterion.benchmark_group("tool_call");
     group
@@ -248,45 +278,61 @@ fn tool_call(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report
         .measurement_time(Duration::from_secs(3));
     for transport in Transport::ALL {
         let name = transport.name();
-        let (questions, _unanswered) = mpsc::channel(1);
-        let conn = runtime
-            .block_on(ServerConn::connect(
-                "shop",
-                &transport.shop(),
-                questions,
-                None,
-            ))
-            .expect("the shop connects");
-        let live = runtime.block_on(conn.live()).expect("a live connection");
-
-        group.bench_function(BenchmarkId::new("rmcp", name), |b| {
-            b.iter_custom(|iters| total(runtime, iters, async || rmcp_call(&live).await))
-        });
-        let rmcp = spans(runtime, timed.calls, async || rmcp_call(&live).await);
-        report.spans("tool_call", "rmcp", name, &rmcp);
-
-        group.bench_function(BenchmarkId::new("desk_call", name), |b| {
-            b.iter_custom(|iters| total(runtime, iters, async || desk_call(&conn).await))
-        });
-        let desk = spans(runtime, timed.calls, async || desk_call(&conn).await);
-        report.spans("tool_call", "desk_call", name, &desk);
-        runtime.block_on(conn.forget());
-
-        let tickets = runtime.block_on(ticket_bench(transport, scratch.path()));
-        for (function, with_call) in [("ticket_one_call", true), ("ticket_no_call", false)] {
-            group.bench_function(BenchmarkId::new(function, name), |b| {
-                b.iter_custom(|iters| {
-                    total(runtime, iters, async || {
-                        tickets.work(with_call).await;
-                    })
-                })
+        let wants = |function: &str| selection.wants(&format!("tool_call/{function}/{name}"));
+        let calls: Vec<&str> = ["rmcp", "desk_call"]
+            .into_iter()
+            .filter(|f| wants(f))
+            .collect();
+        if !calls.is_empty() {
+            let (questions, _unanswered) = mpsc::channel(1);
+            let conn = runtime
+                .block_on(ServerConn::connect(
+                    "shop",
+                    &transport.shop(),
+                    questions,
+                    None,
+                ))
+                .expect("the shop connects");
+            let live = runtime.block_on(conn.live()).expect("a live connection");
+            let call = async |function: &str| match function {
+                "rmcp" => rmcp_call(&live).await,
+                _ => desk_call(&conn).await,
+            };
+            for &function in &calls {
+                group.bench_function(BenchmarkId::new(function, name), |b| {
+                    b.iter_custom(|iters| total(runtime, iters, async || call(function).await))
+                });
+            }
+            let timed_calls = interleaved(runtime, timed.calls, calls.len(), async |i| {
+                call(calls[i]).await
             });
-            let spans = spans(runtime, timed.tickets, async || {
-                tickets.work(with_call).await;
-            });
-            report.spans("tool_call", function, name, &spans);
+            for (function, spans) in calls.iter().zip(&timed_calls) {
+                report.spans("tool_call", function, name, spans);
+            }
+            runtime.block_on(conn.forget());
         }
-        runtime.block_on(tickets.host.shutdown());
+        let tickets: Vec<&str> = ["ticket_one_call", "ticket_no_call"]
+            .into_iter()
+            .filter(|f| wants(f))
+            .collect();
+        if !tickets.is_empty() {
+            let bench = runtime.block_on(ticket_bench(transport, scratch.path()));
+            let work = async |function: &str| {
+                bench.work(function == "ticket_one_call").await;
+            };
+            for &function in &tickets {
+                group.bench_function(BenchmarkId::new(function, name), |b| {
+                    b.iter_custom(|iters| total(runtime, iters, async || work(function).await))
+                });
+            }
+            let timed_tickets = interleaved(runtime, timed.tickets, tickets.len(), async |i| {
+                work(tickets[i]).await
+            });
+            for (function, spans) in tickets.iter().zip(&timed_tickets) {
+                report.spans("tool_call", function, name, spans);
+            }
+            runtime.block_on(bench.host.shutdown());
+        }
     }
     group.finish();
     for transport in Transport::ALL {
@@ -338,8 +384,8 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
         b.iter_custom(|iters| (0..iters).map(|_| replay_once()).sum())
     });
     group.finish();
-    let spans: Vec<Duration> = (0..timed.replays).map(|_| replay_once()).collect();
-    report.spans("replay", "ticket_runs_48", "", &spans);
+    let replays: Vec<Duration> = (0..timed.replays).map(|_| replay_once()).collect();
+    report.spans("replay", "ticket_runs_48", "", &replays);
     report.replay_goal();
 }
 
@@ -349,7 +395,7 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
 fn concurrency(runtime: &Runtime, report: &mut Report) {
     for concurrency in CONCURRENCY {
         let scratch = tempfile::tempdir().expect("a scratch directory");
-        let (wall, requests) = runtime.block_on(async {
+        let (wall, model) = runtime.block_on(async {
             let mock = MockModel::start(MODEL_LATENCY, queue_worker()).await;
             let mut config = DeskConfig::bundled();
             config.model.source = format!("openai:{}", mock.url);
@@ -369,9 +415,9 @@ fn concurrency(runtime: &Runtime, report: &mut Report) {
             let summary = headless::run(config, options).await.expect("the run");
             let wall = started.elapsed();
             assert_eq!((summary.tickets_worked, summary.errors), (48, 0));
-            (wall, mock.requests())
+            (wall, mock.seen(started))
         });
-        report.concurrency(concurrency, wall, requests);
+        report.concurrency(concurrency, wall, model);
     }
 }
 
@@ -389,17 +435,28 @@ fn total(runtime: &Runtime, iters: u64, f: impl AsyncFn()) -> Duration {
     })
 }
 
-/// Times `n` runs of `f` one by one, after as many untimed runs as a tenth of `n`.
-fn spans(runtime: &Runtime, n: usize, f: impl AsyncFn()) -> Vec<Duration> {
+/// Times `n` runs of each of `paths` one by one, taking turns (0, 1, 0, 1, …) so that a
+/// busy moment on the machine falls on all of them alike, after as many untimed rounds as
+/// a tenth of `n`. Returns each path's spans.
+fn interleaved(
+    runtime: &Runtime,
+    n: usize,
+    paths: usize,
+    f: impl AsyncFn(usize),
+) -> Vec<Vec<Duration>> {
     runtime.block_on(async {
         for _ in 0..n / 10 {
-            f().await;
+            for path in 0..paths {
+                f(path).await;
+            }
         }
-        let mut spans = Vec::with_capacity(n);
+        let mut spans = vec![Vec::with_capacity(n); paths];
         for _ in 0..n {
-            let started = Instant::now();
-            f().await;
-            spans.push(started.elapsed());
+            for (path, spans) in spans.iter_mut().enumerate() {
+                let started = Instant::now();
+                f(path).await;
+                spans.push(started.elapsed());
+            }
         }
         spans
     })
@@ -448,6 +505,7 @@ struct Figure {
 
 #[derive(Default)]
 struct Report {
+    read_criterion: bool,
     timed: Vec<(String, Figure)>,
     ratios: Vec<String>,
     figures: Vec<String>,
@@ -467,36 +525,36 @@ impl Report {
             median: nearest_rank(&sorted, 0.50),
             p99: nearest_rank(&sorted, 0.99),
             n: sorted.len(),
-            criterion_median: criterion_median(&id),
+            criterion_median: self.read_criterion.then(|| criterion_median(&id)).flatten(),
         };
         self.figures.push(format!(
-            "{id:<34} median {:>10}   p99 {:>10}   (n = {}; criterion's median {})",
+            "{id:<38} median {:>10}   p99 {:>10}   (n = {}; criterion's median {})",
             show(timed.median),
             show(timed.p99),
             timed.n,
-            timed.criterion_median.map_or("not found".into(), show),
+            timed.criterion_median.map_or("not read".into(), show),
         ));
         self.timed.push((id, timed));
     }
 
-    fn get(&self, id: &str) -> &Figure {
-        &self
-            .timed
+    fn median(&self, id: &str) -> Option<Duration> {
+        self.timed
             .iter()
             .find(|(i, _)| i == id)
-            .expect("timed before the ratio")
-            .1
+            .map(|(_, figure)| figure.median)
     }
 
+    /// The ratios of one transport, when all four of its call paths were timed.
     fn tool_call_ratios(&mut self, transport: &str) {
-        let rmcp = self.get(&format!("tool_call/rmcp/{transport}")).median;
-        let desk = self.get(&format!("tool_call/desk_call/{transport}")).median;
-        let one = self
-            .get(&format!("tool_call/ticket_one_call/{transport}"))
-            .median;
-        let none = self
-            .get(&format!("tool_call/ticket_no_call/{transport}"))
-            .median;
+        let median = |function: &str| self.median(&format!("tool_call/{function}/{transport}"));
+        let (Some(rmcp), Some(desk), Some(one), Some(none)) = (
+            median("rmcp"),
+            median("desk_call"),
+            median("ticket_one_call"),
+            median("ticket_no_call"),
+        ) else {
+            return;
+        };
         let marginal = one.saturating_sub(none);
         self.ratios.push(format!(
             "{transport}: desk call / rmcp call = {:.2}x ({} vs {}); a ticket's cost per tool call (one-call ticket minus no-call ticket) = {} = {:.2}x the rmcp call",
@@ -509,7 +567,9 @@ impl Report {
     }
 
     fn replay_goal(&mut self) {
-        let median = self.get("replay/ticket_runs_48").median;
+        let Some(median) = self.median("replay/ticket_runs_48") else {
+            return;
+        };
         self.ratios.push(format!(
             "replay of 48 tickets: median {} = {:.2}x the 2 s goal ({})",
             show(median),
@@ -522,17 +582,34 @@ impl Report {
         ));
     }
 
-    fn concurrency(&mut self, concurrency: usize, wall: Duration, requests: usize) {
+    fn concurrency(&mut self, concurrency: usize, wall: Duration, model: ModelSeen) {
         // Every ticket makes the same number of model requests, so the ideal packs them
         // perfectly: per-ticket model time x 48 / concurrency.
+        let requests = model.requests;
         let ideal = MODEL_LATENCY * requests as u32 / concurrency as u32;
         let wall_over_ideal = ratio(wall, ideal);
+        let queue = model.last_reply.saturating_sub(model.first_request);
+        // What the host itself adds per ticket, with the model's real answering time taken
+        // out (exact at concurrency 1; at higher concurrency the tickets overlap).
+        let answering_per_slot = model.answering / concurrency as u32;
+        let host_per_ticket = wall.saturating_sub(answering_per_slot) * concurrency as u32 / 48;
         self.figures.push(format!(
-            "concurrency {concurrency}: wall {} ideal {} ({requests} model requests x {} / {concurrency}); overhead {}",
+            "concurrency {concurrency}: wall {} ideal {} ({requests} model requests x {} / {concurrency})",
             show(wall),
             show(ideal),
             show(MODEL_LATENCY),
-            show(wall.saturating_sub(ideal)),
+        ));
+        self.figures.push(format!(
+            "    start to first model request {}, first request to last reply {} ({:.3}x ideal), last reply to end {}",
+            show(model.first_request),
+            show(queue),
+            ratio(queue, ideal),
+            show(wall.saturating_sub(model.last_reply)),
+        ));
+        self.figures.push(format!(
+            "    the mock really answered in {} per request on average; wall minus that model time, per ticket per slot: {}",
+            show(model.answering / requests.max(1) as u32),
+            show(host_per_ticket),
         ));
         self.ratios.push(format!(
             "concurrency {concurrency}: wall / ideal = {wall_over_ideal:.3}x ({})",
@@ -562,11 +639,13 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 }
 
 fn show(d: Duration) -> String {
-    let micros = d.as_secs_f64() * 1e6;
-    if micros < 10_000.0 {
-        format!("{micros:.1} us")
+    let seconds = d.as_secs_f64();
+    if seconds < 1e-3 {
+        format!("{:.1} us", seconds * 1e6)
+    } else if seconds < 1.0 {
+        format!("{:.2} ms", seconds * 1e3)
     } else {
-        format!("{:.3} s", d.as_secs_f64())
+        format!("{seconds:.3} s")
     }
 }
 
@@ -588,18 +667,18 @@ fn criterion_median(id: &str) -> Option<Duration> {
     Some(Duration::from_nanos(nanos as u64))
 }
 
-/// Which groups to run: criterion's filter (the first word that is not an option) picks
-/// the groups whose name it matches, as it picks benchmarks.
-struct Groups {
+/// Which benchmarks to run: criterion's filter (the first word that is not an option) is
+/// read as a word of the name, `group/function/transport`, for the timed loops as well.
+struct Selection {
     filter: Option<String>,
     /// `cargo test --benches` runs each benchmark once, `--list` none: the timed loops
     /// then make a few runs only, and the concurrency group is skipped.
     quick: bool,
 }
 
-impl Groups {
+impl Selection {
     fn from_args() -> Self {
-        const TAKES_VALUE: [&str; 12] = [
+        const TAKES_VALUE: [&str; 16] = [
             "--save-baseline",
             "--baseline",
             "--baseline-lenient",
@@ -612,6 +691,10 @@ impl Groups {
             "--confidence-level",
             "--significance-level",
             "--profile-time",
+            "--color",
+            "--output-format",
+            "--plotting-backend",
+            "--format",
         ];
         let args: Vec<String> = std::env::args().skip(1).collect();
         let mut filter = None;
@@ -619,15 +702,7 @@ impl Groups {
         for arg in &args {
             if skip_next {
                 skip_next = false;
-            } else if TAKES_VALUE.contains(&arg.as_str())
-                || [
-                    "--color",
-                    "--output-format",
-                    "--plotting-backend",
-                    "--format",
-                ]
-                .contains(&arg.as_str())
-            {
+            } else if TAKES_VALUE.contains(&arg.as_str()) {
                 skip_next = true;
             } else if !arg.starts_with('-') && filter.is_none() {
                 filter = Some(arg.clone());
@@ -639,10 +714,8 @@ impl Groups {
         }
     }
 
-    fn wants(&self, group: &str) -> bool {
-        self.filter
-            .as_deref()
-            .is_none_or(|f| group.contains(f) || f.contains(group))
+    fn wants(&self, id: &str) -> bool {
+        self.filter.as_deref().is_none_or(|f| id.contains(f))
     }
 }
 
@@ -654,8 +727,27 @@ type Brain = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
 struct MockModel {
     url: String,
-    requests: Arc<AtomicUsize>,
+    log: Arc<RequestLog>,
     shutdown: tokio_util::sync::CancellationToken,
+}
+
+/// When requests came and answers left.
+#[derive(Default)]
+struct RequestLog {
+    requests: AtomicUsize,
+    /// Time from each request's arrival to its answer, summed: the model time as it really
+    /// was (a 100 ms sleep takes a little longer than 100 ms).
+    answering_nanos: AtomicU64,
+    first_request: Mutex<Option<Instant>>,
+    last_reply: Mutex<Option<Instant>>,
+}
+
+/// What the mock model saw, in time since `started`.
+struct ModelSeen {
+    requests: usize,
+    answering: Duration,
+    first_request: Duration,
+    last_reply: Duration,
 }
 
 impl Drop for MockModel {
@@ -668,16 +760,16 @@ impl Drop for MockModel {
 struct Mock {
     brain: Brain,
     latency: Duration,
-    requests: Arc<AtomicUsize>,
+    log: Arc<RequestLog>,
 }
 
 impl MockModel {
     async fn start(latency: Duration, brain: Brain) -> Self {
-        let requests = Arc::new(AtomicUsize::new(0));
+        let log = Arc::new(RequestLog::default());
         let mock = Mock {
             brain,
             latency,
-            requests: Arc::clone(&requests),
+            log: Arc::clone(&log),
         };
         let app = axum::Router::new()
             .route("/v1/chat/completions", axum::routing::post(complete))
@@ -693,15 +785,21 @@ impl MockModel {
                 .with_graceful_shutdown(stop.cancelled_owned())
                 .await;
         });
-        Self {
-            url,
-            requests,
-            shutdown,
-        }
+        Self { url, log, shutdown }
     }
 
-    fn requests(&self) -> usize {
-        self.requests.load(Ordering::Relaxed)
+    fn seen(&self, started: Instant) -> ModelSeen {
+        let since = |at: &Mutex<Option<Instant>>| {
+            at.lock()
+                .expect("the request log's lock")
+                .map_or(Duration::ZERO, |at| at.duration_since(started))
+        };
+        ModelSeen {
+            requests: self.log.requests.load(Ordering::Relaxed),
+            answering: Duration::from_nanos(self.log.answering_nanos.load(Ordering::Relaxed)),
+            first_request: since(&self.log.first_request),
+            last_reply: since(&self.log.last_reply),
+        }
     }
 }
 
@@ -709,11 +807,24 @@ async fn complete(
     axum::extract::State(mock): axum::extract::State<Mock>,
     axum::Json(request): axum::Json<Value>,
 ) -> axum::Json<Value> {
-    mock.requests.fetch_add(1, Ordering::Relaxed);
+    let arrived = Instant::now();
+    let log = &mock.log;
+    log.requests.fetch_add(1, Ordering::Relaxed);
+    log.first_request
+        .lock()
+        .expect("the request log's lock")
+        .get_or_insert_with(Instant::now);
     if !mock.latency.is_zero() {
         tokio::time::sleep(mock.latency).await;
     }
-    axum::Json((mock.brain)(&request))
+    let reply = (mock.brain)(&request);
+    let answered = Instant::now();
+    log.answering_nanos.fetch_add(
+        answered.duration_since(arrived).as_nanos() as u64,
+        Ordering::Relaxed,
+    );
+    *log.last_reply.lock().expect("the request log's lock") = Some(answered);
+    axum::Json(reply)
 }
 
 fn call(wire_name: &str, arguments: Value) -> Value {

@@ -4,17 +4,28 @@
 //!
 //! ```sh
 //! COMPARE_CALLS=500 cargo bench --bench compare_calls
+//! COMPARE_CLIENT=floor cargo bench --bench compare_calls
 //! ```
 //!
 //! Environment: `COMPARE_CALLS` (default 500), `COMPARE_SERVER` (default: the `support-desk`
 //! binary Cargo built for this bench), `COMPARE_DB` (default: a new file in a temporary
-//! directory). Prints one JSON line: median and p99 in microseconds, nearest-rank. Both
-//! clients list the tools, make 10 untimed calls, then time each call from send to result.
+//! directory), `COMPARE_CLIENT`: `desk` (default) or `floor`, a client with no MCP library
+//! at all (blocking pipes, the request lines Python sends, written ahead of time), which
+//! shows what the server and the pipes cost any client. `COMPARE_RUNTIME`: `multi_thread`
+//! (default; the desk's own, `Runtime::new()`) or `current_thread`, for the desk client.
+//!
+//! Prints one JSON line: median and p99 in microseconds, nearest-rank, and the CPU time per
+//! call of this process (all threads) and of the server process, from
+//! `/proc/<pid>/task/*/schedstat`, which a busy machine does not inflate the way it inflates
+//! wall time. Every client lists the tools, makes 10 untimed calls, then times each call from
+//! send to result.
 
 // A benchmark's report is its output.
 #![allow(clippy::print_stdout)]
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -42,40 +53,80 @@ fn main() -> anyhow::Result<()> {
     let db = std::env::var_os("COMPARE_DB")
         .map(PathBuf::from)
         .unwrap_or_else(|| scratch.path().join("shop.sqlite3"));
-    let runtime = tokio::runtime::Runtime::new()?;
-    let (protocol, mut spans) = runtime.block_on(time_calls(&server, &db, calls))?;
+    let (client, timed) = match std::env::var("COMPARE_CLIENT").as_deref() {
+        Ok("desk") | Err(_) => {
+            let (client, runtime) = match std::env::var("COMPARE_RUNTIME").as_deref() {
+                Ok("multi_thread") | Err(_) => (
+                    "support-desk host::calls (rmcp 3.11.0)",
+                    tokio::runtime::Runtime::new()?,
+                ),
+                Ok("current_thread") => (
+                    "support-desk host::calls (rmcp 3.11.0), current-thread runtime",
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?,
+                ),
+                Ok(other) => {
+                    bail!("COMPARE_RUNTIME is multi_thread or current_thread, not {other}")
+                }
+            };
+            (client, runtime.block_on(desk_calls(&server, &db, calls))?)
+        }
+        Ok("floor") => (
+            "floor: blocking pipes, no MCP library",
+            floor_calls(&server, &db, calls)?,
+        ),
+        Ok(other) => bail!("COMPARE_CLIENT is desk or floor, not {other}"),
+    };
+    let Timed {
+        protocol,
+        server_pid,
+        mut spans,
+        client_cpu,
+        server_cpu,
+    } = timed;
     spans.sort();
     let micros = |d: Duration| (d.as_nanos() as f64 / 100.0).round() / 10.0;
     let mean = spans.iter().sum::<Duration>() / calls as u32;
     println!(
         "{}",
         json!({
-            "client": "support-desk host::calls (rmcp 3.11.0)",
+            "client": client,
             "server": server,
             "protocol": protocol,
             "calls": calls,
             "median_us": micros(nearest_rank(&spans, 0.50)),
             "p99_us": micros(nearest_rank(&spans, 0.99)),
             "mean_us": micros(mean),
+            "client_cpu_us_per_call": micros(client_cpu / calls as u32),
+            "server_cpu_us_per_call": micros(server_cpu / calls as u32),
+            "client_pid": std::process::id(),
+            "server_pid": server_pid,
         })
     );
     Ok(())
 }
 
-async fn time_calls(
-    server: &str,
-    db: &std::path::Path,
-    calls: usize,
-) -> anyhow::Result<(String, Vec<Duration>)> {
+struct Timed {
+    protocol: String,
+    server_pid: u32,
+    spans: Vec<Duration>,
+    client_cpu: Duration,
+    server_cpu: Duration,
+}
+
+fn serve_shop_args(db: &Path) -> Vec<String> {
+    ["serve", "shop", "--stdio", "--db"]
+        .map(String::from)
+        .into_iter()
+        .chain([db.display().to_string()])
+        .collect()
+}
+
+async fn desk_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
     let config = ServerConfig {
         command: Some(server.to_owned()),
-        args: vec![
-            "serve".into(),
-            "shop".into(),
-            "--stdio".into(),
-            "--db".into(),
-            db.display().to_string(),
-        ],
+        args: serve_shop_args(db),
         ..ServerConfig::default()
     };
     // Nobody answers questions: get_order_status asks none.
@@ -102,6 +153,8 @@ async fn time_calls(
     for n in 0..WARMUP {
         calls::call(&conn, plan(n)).await;
     }
+    let child = only_child()?;
+    let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child)?);
     let mut spans = Vec::with_capacity(calls);
     for n in 0..calls {
         let plan = plan(WARMUP + n);
@@ -112,8 +165,136 @@ async fn time_calls(
             bail!("{TOOL} failed: {}", run.text);
         }
     }
+    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(child)?);
     conn.forget().await;
-    Ok((protocol, spans))
+    Ok(Timed {
+        protocol,
+        server_pid: child,
+        spans,
+        client_cpu: client_after - client_before,
+        server_cpu: server_after - server_before,
+    })
+}
+
+const PROTOCOL: &str = "2026-07-28";
+
+/// The least a client can do: one thread, blocking pipes, each request line prepared before
+/// its timer starts, the answer read as one line and checked by a substring.
+fn floor_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
+    let mut child = Command::new(server)
+        .args(serve_shop_args(db))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {server}"))?;
+    let mut to_server = child.stdin.take().context("the server's stdin")?;
+    let mut from_server = BufReader::new(child.stdout.take().context("the server's stdout")?);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0.1.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let request = |id: usize, method: &str, params: Value| {
+        let mut line =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        line.push('\n');
+        line
+    };
+    let mut answer = String::new();
+    let mut exchange = |line: &str, answer: &mut String| -> anyhow::Result<()> {
+        to_server.write_all(line.as_bytes())?;
+        to_server.flush()?;
+        // Skip notifications; the one request in flight is answered next.
+        loop {
+            answer.clear();
+            if from_server.read_line(answer)? == 0 {
+                bail!("the server closed its stdout");
+            }
+            if answer.contains("\"id\"") {
+                return Ok(());
+            }
+        }
+    };
+    exchange(
+        &request(0, "server/discover", json!({"_meta": meta})),
+        &mut answer,
+    )?;
+    exchange(
+        &request(1, "tools/list", json!({"_meta": meta})),
+        &mut answer,
+    )?;
+    let call = |id: usize| {
+        request(
+            id,
+            "tools/call",
+            json!({"name": TOOL, "arguments": {"order_id": "O-1744"}, "_meta": meta}),
+        )
+    };
+    for n in 0..WARMUP {
+        exchange(&call(2 + n), &mut answer)?;
+    }
+    let lines: Vec<String> = (0..calls).map(|n| call(2 + WARMUP + n)).collect();
+    let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child.id())?);
+    let mut spans = Vec::with_capacity(calls);
+    for line in &lines {
+        let started = Instant::now();
+        exchange(line, &mut answer)?;
+        spans.push(started.elapsed());
+        if !answer.contains("\"isError\":false") {
+            bail!("{TOOL} failed: {answer}");
+        }
+    }
+    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(child.id())?);
+    child.kill()?;
+    child.wait()?;
+    Ok(Timed {
+        protocol: PROTOCOL.to_owned(),
+        server_pid: child.id(),
+        spans,
+        client_cpu: client_after - client_before,
+        server_cpu: server_after - server_before,
+    })
+}
+
+/// Time on a CPU of every thread of a process so far.
+fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let mut nanos = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let schedstat = std::fs::read_to_string(task?.path().join("schedstat"))?;
+        let on_cpu = schedstat.split_whitespace().next().unwrap_or("0");
+        nanos += on_cpu.parse::<u64>().context("schedstat's first field")?;
+    }
+    Ok(Duration::from_nanos(nanos))
+}
+
+/// The server: the one child process of this one.
+fn only_child() -> anyhow::Result<u32> {
+    let me = std::process::id();
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let entry = entry?;
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...; comm may hold spaces and parentheses.
+        let after_comm = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let ppid = after_comm.split_whitespace().nth(1);
+        if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(me) {
+            children.push(pid);
+        }
+    }
+    match children[..] {
+        [child] => Ok(child),
+        _ => bail!("expected one server process, found children {children:?}"),
+    }
 }
 
 fn nearest_rank(sorted: &[Duration], fraction: f64) -> Duration {

@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Per tool call, side by side: the desk's client (benches/compare/calls.rs) and the official
 # Python SDK (benches/compare/python_calls.py, mcp 2.3.0) against the same server binary,
-# each on a fresh database, in one run, as a ratio.
+# each on a fresh database, in one run, as a ratio. A third client with no MCP library at
+# all (calls.rs with COMPARE_CLIENT=floor) shows what the server and the pipes alone cost.
 #
-#   benches/compare/run.sh                      # 3 rounds of 500 calls each
+#   benches/compare/run.sh                          # 5 rounds of 500 calls per client
 #   COMPARE_CALLS=2000 COMPARE_ROUNDS=5 benches/compare/run.sh
+#   benches/compare/run.sh profile                  # where each process's CPU goes (perf)
 #
 # The venv is benches/compare/.venv (git-ignored); mcp==2.3.0 is installed into it when missing.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
+mode="${1:-compare}"
+case $mode in
+  compare) ;;
+  profile) command -v perf > /dev/null || { echo "profile needs perf (linux-tools)"; exit 1; } ;;
+  *) echo "usage: $0 [profile]"; exit 2 ;;
+esac
 calls="${COMPARE_CALLS:-500}"
-rounds="${COMPARE_ROUNDS:-3}"
+rounds="${COMPARE_ROUNDS:-5}"
 venv=benches/compare/.venv
 
 if [ ! -x "$venv/bin/python" ]; then
@@ -21,33 +29,98 @@ if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.vers
   "$venv/bin/pip" install --quiet 'mcp==2.3.0'
 fi
 
-# The server both clients start, and the Rust client, built before anything is timed.
-cargo build --release --locked --bin support-desk
-cargo bench --locked --bench compare_calls --no-run
-server="$PWD/target/release/support-desk"
-
+# One build gives both the release server binary (target/release/support-desk, which the
+# bench needs) and the Rust client; both are copied aside, so a rebuild of the shared target
+# directory during the run cannot swap either.
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
+cargo bench --locked --bench compare_calls --no-run 2> "$scratch/build.log" || { cat "$scratch/build.log"; exit 1; }
+client="$(sed -n 's/.*Executable .*(\(.*\))$/\1/p' "$scratch/build.log")"
+cp target/release/support-desk "$scratch/support-desk"
+cp "$client" "$scratch/compare_calls"
+server="$scratch/support-desk"
+
+if [ "$mode" = profile ]; then
+  # Each client once under perf (which follows the server it starts), then each process's
+  # samples sorted into what they were doing. Frame pointers are missing in places, so a
+  # sample counts under the first rule that any frame of its stack matches.
+  profile_calls="${COMPARE_CALLS:-3000}"
+  for side in rust rust-current-thread floor python; do
+    db="$scratch/profile-$side.sqlite3"
+    case $side in
+      rust) cmd=(env COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
+      rust-current-thread) cmd=(env COMPARE_RUNTIME=current_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
+      floor) cmd=(env COMPARE_CLIENT=floor COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
+      python) cmd=(env COMPARE_CALLS="$profile_calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db") ;;
+    esac
+    line="$(perf record -q -F 2000 -g -o "$scratch/$side.perf" -- "${cmd[@]}" 2>/dev/null)"
+    perf script -i "$scratch/$side.perf" -F comm,pid,tid,ip,sym 2>/dev/null > "$scratch/$side.stacks"
+    echo "$side: $line"
+    "$venv/bin/python" - "$scratch/$side.stacks" "$line" <<'EOF'
+import collections, json, re, sys
+
+stacks, line = sys.argv[1], json.loads(sys.argv[2])
+samples, current = [], None
+for text in open(stacks):
+    if text and not text[0].isspace():
+        match = re.match(r"\s*(\S.*?)\s+(\d+)/(\d+)", text)
+        current = {"pid": int(match.group(2)), "frames": []}
+        samples.append(current)
+    elif text.strip():
+        parts = text.split(None, 1)
+        current["frames"].append(parts[1].strip() if len(parts) > 1 else "")
+rules = [
+    ("thread wake-ups and sleeps (futex, scheduler)", ("futex", "__schedule", "try_to_wake_up", "finish_task_switch")),
+    ("epoll and eventfd (I/O driver, wakers)", ("epoll", "eventfd")),
+    ("pipe reads and writes", ("ksys_read", "ksys_write", "vfs_read", "vfs_write")),
+    ("SQLite", ("sqlite3",)),
+    ("Python interpreter", ("_PyEval", "PyObject_", "_PyObject", "PyDict", "_PyFunction")),
+    ("JSON (serde_json)", ("serde_json",)),
+    ("malloc/free", ("malloc", "_int_free", "cfree", "realloc")),
+]
+for role in ("client", "server"):
+    pid = line[f"{role}_pid"]
+    mine = [s for s in samples if s["pid"] == pid]
+    counts = collections.Counter()
+    for sample in mine:
+        for name, needles in rules:
+            if any(n in frame for frame in sample["frames"] for n in needles):
+                counts[name] += 1
+                break
+        else:
+            counts["other (message handling, runtime, memmove)"] += 1
+    share = 100 * len(mine) / max(1, len(samples))
+    print(f"  {role} (pid {pid}): {share:.0f}% of the samples; {line[f'{role}_cpu_us_per_call']} us CPU per call")
+    for name, n in counts.most_common():
+        print(f"    {100 * n / max(1, len(mine)):5.1f}%  {name}")
+EOF
+  done
+  exit 0
+fi
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "server: $server"
-lines=()
+echo "server: target/release/support-desk, copied to $server"
+: > "$scratch/results"
 for round in $(seq 1 "$rounds"); do
-  # Alternate who goes first, so drift on a shared machine does not favour one side.
-  for side in $( ((round % 2)) && echo "rust python" || echo "python rust"); do
+  # Rotate who goes first, so drift on a shared machine does not favour one side.
+  case $((round % 3)) in
+    1) order="rust python floor" ;;
+    2) order="python floor rust" ;;
+    0) order="floor rust python" ;;
+  esac
+  for side in $order; do
     db="$scratch/$side-$round.sqlite3"
-    if [ "$side" = rust ]; then
-      line="$(COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" \
-        cargo bench --locked --quiet --bench compare_calls 2>/dev/null)"
-    else
-      line="$(COMPARE_CALLS="$calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db" 2>/dev/null)"
-    fi
+    case $side in
+      rust) line="$(COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
+      floor) line="$(COMPARE_CLIENT=floor COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
+      python) line="$(COMPARE_CALLS="$calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db" 2>/dev/null)" ;;
+    esac
     echo "round $round $side: $line"
-    lines+=("$round $side $line")
+    echo "$round $side $line" >> "$scratch/results"
   done
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-printf '%s\n' "${lines[@]}" > "$scratch/results"
 "$venv/bin/python" - "$scratch/results" <<'EOF'
 import json, statistics, sys
 
@@ -55,21 +128,30 @@ rows = {}
 for raw in open(sys.argv[1]):
     round_, side, line = raw.rstrip("\n").split(" ", 2)
     rows.setdefault(round_, {})[side] = json.loads(line)
-servers = {row[side]["server"] for row in rows.values() for side in ("rust", "python")}
+sides = ("rust", "python", "floor")
+servers = {row[side]["server"] for row in rows.values() for side in sides}
 assert len(servers) == 1, f"not one server binary: {servers}"
+protocols = {row[side]["protocol"] for row in rows.values() for side in sides}
+calls = {row[side]["calls"] for row in rows.values() for side in sides}
+
+def ratio(key):
+    return [row["python"][key] / row["rust"][key] for row in rows.values()]
+
 print()
-print("round   rust median / p99 (us)   python median / p99 (us)   python/rust: median    p99")
-ratios = []
+print("wall time per call, us (median / p99)     CPU per call, us (client + server)")
+print("round  rust           python          floor            rust          python        floor")
 for round_, row in rows.items():
-    rust, py = row["rust"], row["python"]
-    ratio = py["median_us"] / rust["median_us"]
-    ratios.append(ratio)
-    print(
-        f"{round_:>5}   {rust['median_us']:>10.1f} / {rust['p99_us']:>8.1f}   "
-        f"{py['median_us']:>12.1f} / {py['p99_us']:>8.1f}   {ratio:>18.1f}x  {py['p99_us'] / rust['p99_us']:>5.1f}x"
-    )
-protocols = {row[side]["protocol"] for row in rows.values() for side in ("rust", "python")}
-calls = {row[side]["calls"] for row in rows.values() for side in ("rust", "python")}
-print(f"protocol revision(s): {', '.join(sorted(protocols))}; timed calls per client per round: {', '.join(map(str, calls))}")
-print(f"python/rust ratio of medians, median of {len(ratios)} rounds: {statistics.median(ratios):.1f}x (goal: at least 10x)")
+    wall = "  ".join(f"{row[s]['median_us']:>6.1f} /{row[s]['p99_us']:>7.1f}" for s in sides)
+    cpu = "  ".join(f"{row[s]['client_cpu_us_per_call']:>5.1f} +{row[s]['server_cpu_us_per_call']:>6.1f}" for s in sides)
+    print(f"{round_:>5}  {wall}    {cpu}")
+print()
+print(f"protocol revision: {', '.join(sorted(protocols))}; timed calls per client per round: {', '.join(map(str, calls))}")
+median_ratios = ratio("median_us")
+print(f"python/rust, wall median:   {'  '.join(f'{r:.1f}x' for r in median_ratios)}  -> median {statistics.median(median_ratios):.1f}x (goal: at least 10x)")
+p99_ratios = ratio("p99_us")
+print(f"python/rust, wall p99:      {'  '.join(f'{r:.1f}x' for r in p99_ratios)}  -> median {statistics.median(p99_ratios):.1f}x")
+cpu_ratios = ratio("client_cpu_us_per_call")
+print(f"python/rust, client CPU:    {'  '.join(f'{r:.1f}x' for r in cpu_ratios)}  -> median {statistics.median(cpu_ratios):.1f}x")
+floor_ratios = [row["python"]["median_us"] / row["floor"]["median_us"] for row in rows.values()]
+print(f"python/floor, wall median:  {'  '.join(f'{r:.1f}x' for r in floor_ratios)}  -> median {statistics.median(floor_ratios):.1f}x (floor: a client with no MCP library)")
 EOF
