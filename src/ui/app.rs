@@ -12,7 +12,7 @@ use super::modals::form::FormModal;
 use super::review::{ReviewKey, ReviewScreen};
 use crate::host::api::{
     Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk,
-    FormKind, Outcome, Pending, Question, ServerSummary,
+    FormKind, Pending, Question, ServerSummary,
 };
 use crate::host::desk_state::{TicketState, TicketStatus};
 use crate::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
@@ -116,37 +116,10 @@ pub struct QueueItem {
 /// One entry of a ticket's transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
-    Turn {
+    /// A step of a model turn, as the host reported it.
+    Step {
         turn: u32,
-        tool_list_chars: usize,
-        context_chars: usize,
-    },
-    Said {
-        words: String,
-    },
-    Call {
-        tool: String,
-        arguments: Vec<(String, String)>,
-    },
-    Consent {
-        tool: String,
-        approved: bool,
-        by: String,
-    },
-    Input {
-        server: String,
-        message: String,
-        action: String,
-    },
-    Result {
-        tool: String,
-        outcome: Outcome,
-        text: String,
-        truncated: bool,
-    },
-    Draft {
-        text: String,
-        findings: Vec<String>,
+        step: Step,
     },
     Attached {
         server: String,
@@ -401,52 +374,21 @@ impl App {
     }
 
     fn on_step(&mut self, ticket: &str, turn: u32, step: Step) {
-        let cell = match step {
-            Step::ModelAsked {
-                tool_list_chars,
-                context_chars,
-            } => {
-                if let Some(item) = self.item_mut(ticket) {
-                    item.model_calls = turn;
-                }
-                Cell::Turn {
-                    turn,
-                    tool_list_chars,
-                    context_chars,
-                }
-            }
-            Step::ModelSaid { words } => Cell::Said { words },
-            Step::Call { tool, arguments } => Cell::Call { tool, arguments },
-            Step::Consent { tool, approved, by } => Cell::Consent { tool, approved, by },
-            Step::Input {
-                server,
-                message,
-                action,
-            } => Cell::Input {
-                server,
-                message,
-                action,
-            },
-            Step::Outcome {
-                tool,
-                outcome,
-                text,
-                truncated,
-            } => Cell::Result {
-                tool,
-                outcome,
-                text,
-                truncated,
-            },
-            Step::Draft { text, findings } => {
-                if let Some(item) = self.item_mut(ticket) {
+        if let Some(item) = self.item_mut(ticket) {
+            match &step {
+                Step::ModelAsked { .. } => item.model_calls = turn,
+                Step::Draft { text, findings } => {
                     item.draft = Some(text.clone());
                     item.findings = findings.clone();
                 }
-                Cell::Draft { text, findings }
+                Step::ModelSaid { .. }
+                | Step::Call { .. }
+                | Step::Consent { .. }
+                | Step::Input { .. }
+                | Step::Outcome { .. } => {}
             }
-        };
-        self.note(ticket, cell);
+        }
+        self.note(ticket, Cell::Step { turn, step });
     }
 
     /// A question from the host: queued, and shown at once when nothing else is open.

@@ -10,6 +10,7 @@ use super::app::{App, Cell, Modal, Picker, PickerKind, Status, queue_offset};
 use super::sanitize::{clean, one_line};
 use super::theme;
 use crate::host::api::Outcome;
+use crate::host::events::Step;
 
 /// Lines of a tool result shown before the rest is folded.
 const RESULT_LINES: usize = 12;
@@ -184,9 +185,12 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
     let stored_draft;
     let cells: &[Cell] = match (&item.draft, cells.is_empty()) {
         (Some(draft), true) => {
-            stored_draft = [Cell::Draft {
-                text: draft.clone(),
-                findings: item.findings.clone(),
+            stored_draft = [Cell::Step {
+                turn: 0,
+                step: Step::Draft {
+                    text: draft.clone(),
+                    findings: item.findings.clone(),
+                },
             }];
             &stored_draft
         }
@@ -301,8 +305,24 @@ fn outcome_style(outcome: Outcome) -> Style {
 
 fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
     match cell {
-        Cell::Turn {
-            turn,
+        Cell::Step { turn, step } => push_step(lines, *turn, step, width),
+        Cell::Attached { server, uri, bytes } => lines.push(Line::styled(
+            format!(
+                "  + attached {} from {} ({bytes} bytes)",
+                one_line(uri),
+                one_line(server)
+            ),
+            theme::dim(),
+        )),
+        Cell::Note(note) => {
+            lines.push(Line::styled(format!("  {}", clean(note)), theme::warning()))
+        }
+    }
+}
+
+fn push_step(lines: &mut Vec<Line<'static>>, turn: u32, step: &Step, width: usize) {
+    match step {
+        Step::ModelAsked {
             tool_list_chars,
             context_chars,
         } => push_wrapped(
@@ -314,11 +334,11 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
             theme::dim(),
             "",
         ),
-        Cell::Said { words } => {
+        Step::ModelSaid { words } => {
             lines.push(Line::styled("model said:", theme::title()));
             push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
         }
-        Cell::Call { tool, arguments } => {
+        Step::Call { tool, arguments } => {
             lines.push(Line::from(vec![
                 Span::styled("→ call ", theme::title()),
                 Span::raw(one_line(tool)),
@@ -333,7 +353,7 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
                 );
             }
         }
-        Cell::Consent { tool, approved, by } => {
+        Step::Consent { tool, approved, by } => {
             let (mark, style) = if *approved {
                 ("✓ approved", theme::good())
             } else {
@@ -344,7 +364,7 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
                 style,
             ));
         }
-        Cell::Input {
+        Step::Input {
             server,
             message,
             action,
@@ -356,7 +376,7 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
             push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
             lines.push(Line::raw(format!("    answer: {}", one_line(action))));
         }
-        Cell::Result {
+        Step::Outcome {
             tool,
             outcome,
             text,
@@ -385,7 +405,7 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
                 ));
             }
         }
-        Cell::Draft { text, findings } => {
+        Step::Draft { text, findings } => {
             lines.push(Line::raw(""));
             lines.push(Line::styled(
                 "Draft reply (press e to edit and send):",
@@ -401,17 +421,6 @@ fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
                     "  ",
                 );
             }
-        }
-        Cell::Attached { server, uri, bytes } => lines.push(Line::styled(
-            format!(
-                "  + attached {} from {} ({bytes} bytes)",
-                one_line(uri),
-                one_line(server)
-            ),
-            theme::dim(),
-        )),
-        Cell::Note(note) => {
-            lines.push(Line::styled(format!("  {}", clean(note)), theme::warning()))
         }
     }
 }
