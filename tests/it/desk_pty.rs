@@ -6,9 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-use serde_json::{Value, json};
 
-use crate::mock_model::{Brain, MockModel, call, tool_messages, words};
+use crate::mock_model::{MockModel, quote_then_issue};
 use crate::support::BIN;
 
 struct Screen {
@@ -35,30 +34,6 @@ impl Screen {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-}
-
-/// Quotes the refund of a line above the limit, issues it, then replies.
-fn refund_brain(order_id: String, sku: String) -> Brain {
-    Arc::new(move |request: &Value| {
-        let tools = tool_messages(request);
-        match tools.len() {
-            0 => call(
-                "shop__quote_refund",
-                json!({"order_id": order_id, "sku": sku, "reason": "motor burns"}),
-            ),
-            1 => {
-                let quote = tools[0]
-                    .lines()
-                    .nth(1)
-                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
-                    .unwrap_or_default();
-                call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
-            }
-            _ => {
-                words("Your refund has been released; it reaches your card within 5 working days.")
-            }
-        }
-    })
 }
 
 /// Processes whose environment carries `mark` (children inherit it).
@@ -93,7 +68,12 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
         .iter()
         .find(|l| l.amount() > support_desk::shop::REFUND_LIMIT)
         .expect("a line above the limit");
-    let model = MockModel::start(refund_brain(order_id.clone(), line.sku.clone())).await;
+    let model = MockModel::start(quote_then_issue(
+        order_id.clone(),
+        line.sku.clone(),
+        "Your refund has been released; it reaches your card within 5 working days.",
+    ))
+    .await;
     let dir = tempfile::tempdir().expect("temp dir");
     let mark = format!("{}-{}", std::process::id(), dir.path().display());
 

@@ -458,28 +458,11 @@ async fn the_model_gets_at_most_four_calls_and_a_call_on_the_last_is_not_run() {
 #[tokio::test]
 async fn a_refund_above_the_limit_asks_the_lead_naming_the_shop_and_a_decline_reaches_the_model() {
     let (order, sku) = crate::shop_store::delivered_line(true);
-    let quote_brain = {
-        let order = order.order_id.clone();
-        let sku = sku.clone();
-        Arc::new(move |request: &Value| {
-            let tools = tool_messages(request);
-            match tools.len() {
-                0 => call(
-                    "shop__quote_refund",
-                    json!({"order_id": order, "sku": sku, "reason": "broken"}),
-                ),
-                1 => {
-                    let quote = tools[0]
-                        .lines()
-                        .nth(1)
-                        .and_then(|l| serde_json::from_str::<Value>(l).ok())
-                        .unwrap_or_default();
-                    call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
-                }
-                _ => words("Your refund is waiting for a lead's review."),
-            }
-        }) as Brain
-    };
+    let quote_brain = quote_then_issue(
+        order.order_id.clone(),
+        sku.clone(),
+        "Your refund is waiting for a lead's review.",
+    );
     let h = harness(Setup::new(quote_brain)).await;
     let ticket = h
         .host

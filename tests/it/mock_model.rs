@@ -165,3 +165,27 @@ pub fn tool_messages(request: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Quotes a refund of one order line, issues it with the quote_id the shop returned, then
+/// answers with `reply`.
+pub fn quote_then_issue(order_id: String, sku: String, reply: &'static str) -> Brain {
+    Arc::new(move |request: &Value| {
+        let tools = tool_messages(request);
+        match tools.len() {
+            0 => call(
+                "shop__quote_refund",
+                json!({"order_id": order_id, "sku": sku, "reason": "broken"}),
+            ),
+            1 => {
+                // The block's second line is the tool's JSON answer.
+                let quote = tools[0]
+                    .lines()
+                    .nth(1)
+                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                    .unwrap_or_default();
+                call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
+            }
+            _ => words(reply),
+        }
+    })
+}
