@@ -354,6 +354,7 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
         config.servers.insert("shop".into(), shop_stdio());
         let options = RunOptions {
             tickets: vec![],
+            prompt: None,
             script: Script {
                 approve_consent: true,
                 accept_forms: false,
@@ -403,6 +404,7 @@ fn concurrency(runtime: &Runtime, report: &mut Report) {
             config.servers.insert("shop".into(), shop_stdio());
             let options = RunOptions {
                 tickets: vec![],
+                prompt: None,
                 script: Script {
                     approve_consent: true,
                     accept_forms: false,

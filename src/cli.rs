@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{DeskConfig, layered_files};
 use crate::headless::{RunOptions, Script};
+use crate::host::api::PersonPrompt;
 use crate::partner::{Parcels, PartnerServer};
 use crate::shop::http::{StaffTokens, TOKENS_ENV};
 use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
@@ -119,6 +120,13 @@ pub struct RunArgs {
     /// Facts for the recording's manifest, as key=value (model_file, model_sha256, runtime, …).
     #[arg(long = "note", value_name = "KEY=VALUE")]
     pub notes: Vec<String>,
+    /// Work each ticket as a person at the desk who ran this server prompt for it
+    /// (`shop.refund_order`); its arguments come from --prompt-arg.
+    #[arg(long, value_name = "PREFIX.PROMPT", conflicts_with = "resume")]
+    pub prompt: Option<String>,
+    /// An argument for --prompt, as name=value.
+    #[arg(long = "prompt-arg", value_name = "NAME=VALUE", requires = "prompt")]
+    pub prompt_args: Vec<String>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -235,6 +243,7 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
             lead: format!("person: {staff}"),
         },
         notes: Default::default(),
+        person_prompt: None,
     });
     let review_source = crate::headless::recording_path(
         source
@@ -299,15 +308,17 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(n) = args.concurrency {
         config.limits.concurrency = n.max(1);
     }
-    let mut notes = std::collections::BTreeMap::new();
-    for note in &args.notes {
-        let (key, value) = note
-            .split_once('=')
-            .ok_or_else(|| anyhow::anyhow!("--note {note}: write key=value"))?;
-        notes.insert(key.to_owned(), value.to_owned());
-    }
+    let notes = pairs("--note", &args.notes)?;
+    let prompt = match args.prompt {
+        Some(name) => Some(PersonPrompt {
+            name,
+            arguments: pairs("--prompt-arg", &args.prompt_args)?,
+        }),
+        None => None,
+    };
     let options = RunOptions {
         tickets: args.tickets,
+        prompt,
         script: Script {
             approve_consent: matches!(args.consent, ConsentScript::Approve),
             accept_forms: matches!(args.lead, LeadScript::Accept),
@@ -336,6 +347,20 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         text
     };
     write_stdout(&format!("{text}\n"))
+}
+
+/// `key=value` flags as a map; `flag` names them in the error.
+fn pairs(
+    flag: &str,
+    written: &[String],
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    written
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((key, value)) => Ok((key.to_owned(), value.to_owned())),
+            None => bail!("{flag} {pair}: write key=value"),
+        })
+        .collect()
 }
 
 /// stdout is the report's here: no terminal UI and no JSON-RPC is running on it.

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::config::DeskConfig;
 use crate::host::api::{
-    Command, ConsentAnswer, FieldKind, FieldValue, FormAnswer, FormKind, Question,
+    Command, ConsentAnswer, FieldKind, FieldValue, FormAnswer, FormKind, PersonPrompt, Question,
 };
 use crate::host::consent::PinStatus;
 use crate::host::core::{Host, Storage};
@@ -180,6 +180,8 @@ fn answerers(script: Script) -> Answerers {
 
 pub struct RunOptions {
     pub tickets: Vec<String>,
+    /// Work each ticket as a person who ran this server prompt for it.
+    pub prompt: Option<PersonPrompt>,
     pub script: Script,
     pub record: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
@@ -236,9 +238,16 @@ async fn work(
         recorder,
         answerers: answerers(options.script),
         notes: options.notes,
+        person_prompt: options.prompt.clone(),
     });
     let answering = tokio::spawn(answer_by_script(questions, options.script));
-    commands.send(Command::WorkQueue(ids)).await?;
+    let prompt = options.prompt.clone();
+    commands
+        .send(Command::WorkQueue {
+            tickets: ids,
+            prompt,
+        })
+        .await?;
     let mut summary = None;
     while let Some(event) = events.recv().await {
         match event {

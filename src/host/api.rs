@@ -16,8 +16,12 @@ pub type TicketId = String;
 pub enum Command {
     /// Work one ticket from its start.
     WorkTicket(TicketId),
-    /// Work these tickets (the whole queue when empty), at the configured concurrency.
-    WorkQueue(Vec<TicketId>),
+    /// Work these tickets (the whole queue when empty), at the configured concurrency; with
+    /// `prompt`, each one as a person who ran that server prompt for it.
+    WorkQueue {
+        tickets: Vec<TicketId>,
+        prompt: Option<PersonPrompt>,
+    },
     /// Add one resource to one ticket's context, for its next model call.
     AttachResource {
         ticket: TicketId,
@@ -27,8 +31,7 @@ pub enum Command {
     /// Run a server's prompt (`shop.review_refund`) for a ticket, with the person's arguments.
     RunPrompt {
         ticket: TicketId,
-        prompt: String,
-        arguments: BTreeMap<String, String>,
+        prompt: PersonPrompt,
     },
     /// Send a ticket's reply (to the outbox). Refused while check findings are open unless
     /// `override_reason` says why.
@@ -48,6 +51,13 @@ pub enum Command {
     },
     /// Stop: close every server connection and end the host task.
     Shutdown,
+}
+
+/// A server prompt a person chose for a ticket (`shop.refund_order`), with their arguments.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PersonPrompt {
+    pub name: String,
+    pub arguments: BTreeMap<String, String>,
 }
 
 /// The outcome of one tool call, as the model is told it.

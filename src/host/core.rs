@@ -10,7 +10,9 @@ use rmcp::model::{ReadResourceRequestParams, ResourceContents, Role, Tool};
 use serde_json::{Map, Value};
 use tokio::sync::{Mutex, RwLock, Semaphore, mpsc};
 
-use super::api::{ConsentAnswer, ConsentAsk, Outcome, Pending, Question, ServerSummary};
+use super::api::{
+    ConsentAnswer, ConsentAsk, Outcome, Pending, PersonPrompt, Question, ServerSummary,
+};
 use super::calls::{self, CallPlan};
 use super::checks::{self, CallFact, Finding};
 use super::consent::{self, ConsentGate, Pins, Verdict};
@@ -51,6 +53,9 @@ pub struct Host {
     log: std::sync::Mutex<Vec<Event>>,
     /// How each tool compared with its pin at the last listing.
     pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
+    /// What each ticket's last run in this process really did, and the customer's text, so
+    /// that a person's edit of its draft is checked against the same call log.
+    ran: std::sync::Mutex<BTreeMap<String, (Vec<CallFact>, String)>>,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, desk state.
@@ -132,6 +137,7 @@ impl Host {
             request_counter: Default::default(),
             log: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
+            ran: std::sync::Mutex::new(BTreeMap::new()),
         };
         let mut host = host;
         host.refresh_tools().await;
@@ -418,11 +424,17 @@ impl Host {
     }
 
     /// Works a list of tickets (all when empty), `concurrency` at a time.
+    /// With `prompt`, every ticket is worked as a person who ran that server prompt for it.
     pub async fn work_queue(
         self: &Arc<Self>,
         ids: &[String],
         concurrency: usize,
-    ) -> Vec<TicketRun> {
+        prompt: Option<&PersonPrompt>,
+    ) -> Result<Vec<TicketRun>, String> {
+        let request = match prompt {
+            Some(prompt) => Some(self.person_request(prompt).await?),
+            None => None,
+        };
         let tickets: Vec<Ticket> = if ids.is_empty() {
             self.tickets.clone()
         } else {
@@ -440,9 +452,10 @@ impl Host {
                 .await
                 .expect("the queue's semaphore is never closed");
             let host = Arc::clone(self);
+            let request = request.clone();
             tasks.spawn(async move {
                 let _permit = permit;
-                (index, host.work_ticket(&ticket, None).await)
+                (index, host.work_ticket(&ticket, request).await)
             });
         }
         let mut runs: Vec<(usize, TicketRun)> = Vec::new();
@@ -453,7 +466,7 @@ impl Host {
             }
         }
         runs.sort_by_key(|(index, _)| *index);
-        runs.into_iter().map(|(_, run)| run).collect()
+        Ok(runs.into_iter().map(|(_, run)| run).collect())
     }
 
     /// Works one ticket: at most `model_calls_per_ticket` model calls, every tool call routed,
@@ -480,8 +493,10 @@ impl Host {
                 content: prompt::ticket_message(ticket),
             },
         ];
-        if let Some(extra) = extra_prompt {
-            messages.push(Message::User { content: extra });
+        if let Some(extra) = &extra_prompt {
+            messages.push(Message::User {
+                content: extra.clone(),
+            });
         }
         if let Some(state) = &self.state
             && let Err(e) = state.started(id)
@@ -495,6 +510,7 @@ impl Host {
             ticket: id.to_owned(),
             tools: specs.iter().map(|s| s.name.clone()).collect(),
             attached: attached.iter().map(|a| a.uri.clone()).collect(),
+            request: extra_prompt,
         });
 
         let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
@@ -534,8 +550,10 @@ impl Host {
                 tokio::time::timeout(limits.model_timeout(), self.model.reply(id, turn, &request))
                     .await;
             run.model_calls = turn;
+            // The host names each call after its turn. A model's own call IDs are random,
+            // and two conversations that differ only in them must read as one to a replay.
             let reply = match reply {
-                Ok(Ok(reply)) => reply,
+                Ok(Ok(reply)) => reply.with_call_id(format!("call_{turn}")),
                 Ok(Err(e)) => {
                     run.error = Some(e.to_string());
                     break;
@@ -648,6 +666,10 @@ impl Host {
         } else if let (Some(state), Some(error)) = (&self.state, &run.error) {
             let _ = state.diverged(id, error);
         }
+        self.ran
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_owned(), (facts, ticket_text));
         self.record(Event::TicketDone {
             ticket: id.to_owned(),
             model_calls: run.model_calls,
@@ -661,6 +683,16 @@ impl Host {
             error: run.error.clone(),
         });
         run
+    }
+
+    /// Checks a person's edit of a ticket's draft against the call log of the ticket's last
+    /// run, as the model's draft was: the findings' reasons, or `None` when this process has
+    /// not worked the ticket (the desk restarted), so the findings stored with it stand.
+    pub fn recheck(&self, ticket: &str, draft: &str) -> Option<Vec<String>> {
+        let ran = self.ran.lock().unwrap_or_else(|p| p.into_inner());
+        let (facts, ticket_text) = ran.get(ticket)?;
+        let checked = checks::check_reply(draft, facts, ticket_text);
+        Some(checked.findings.iter().map(Finding::reason).collect())
     }
 
     /// The model asked for a tool on its last allowed turn: nothing would read the result.
@@ -918,33 +950,40 @@ impl Host {
     pub async fn run_prompt(
         &self,
         ticket: &str,
-        prompt: &str,
-        arguments: BTreeMap<String, String>,
+        prompt: &PersonPrompt,
     ) -> Result<TicketRun, String> {
-        let (prefix, name) = prompt
-            .split_once('.')
-            .ok_or_else(|| format!("\"{prompt}\" is not prefix.prompt"))?;
-        let conn = self
-            .server(prefix)
-            .ok_or_else(|| format!("there is no server '{prefix}'"))?;
         let ticket = self
             .tickets
             .iter()
             .find(|t| t.ticket_id == ticket)
             .cloned()
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
+        let request = self.person_request(prompt).await?;
+        Ok(self.work_ticket(&ticket, Some(request)).await)
+    }
+
+    /// A server prompt's messages, as the person's request that joins a ticket.
+    async fn person_request(&self, prompt: &PersonPrompt) -> Result<String, String> {
+        let name = &prompt.name;
+        let (prefix, bare) = name
+            .split_once('.')
+            .ok_or_else(|| format!("\"{name}\" is not prefix.prompt"))?;
+        let conn = self
+            .server(prefix)
+            .ok_or_else(|| format!("there is no server '{prefix}'"))?;
         let live = conn.live().await.map_err(|e| e.to_string())?;
-        let args: Map<String, Value> = arguments
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
+        let args: Map<String, Value> = prompt
+            .arguments
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
         let result = live
             .service
             .get_prompt(
-                rmcp::model::GetPromptRequestParams::new(name.to_owned()).with_arguments(args),
+                rmcp::model::GetPromptRequestParams::new(bare.to_owned()).with_arguments(args),
             )
             .await
-            .map_err(|e| format!("{prompt} failed: {e}"))?;
+            .map_err(|e| format!("{name} failed: {e}"))?;
         let text = result
             .messages
             .iter()
@@ -957,12 +996,7 @@ impl Host {
             })
             .collect::<Vec<_>>()
             .join("\n\n");
-        Ok(self
-            .work_ticket(
-                &ticket,
-                Some(format!("The support team asks ({prompt}):\n{text}")),
-            )
-            .await)
+        Ok(format!("The support team asks ({name}):\n{text}"))
     }
 
     /// Each tool's pin status at the last listing, by `prefix.tool`.
@@ -977,7 +1011,7 @@ impl Host {
 
     /// Writes an event that is not a ticket's (the manifest) to the recording.
     pub fn record_manifest(&self, manifest: crate::recording::Manifest) {
-        self.record(Event::Manifest(manifest));
+        self.record(Event::Manifest(Box::new(manifest)));
     }
 
     /// sha256 of each offered tool's pinned definition, by server.

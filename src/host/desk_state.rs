@@ -205,9 +205,18 @@ impl DeskState {
         })
     }
 
-    /// Staff rewrite the draft. The findings stay open: only a new check run clears them.
-    pub fn edit_draft(&self, ticket: &str, draft: &str) -> Result<(), StateError> {
+    /// Staff rewrite the draft. `findings` are the edited text's own when the host could
+    /// check it again; without them the draft's findings stay open.
+    pub fn edit_draft(
+        &self,
+        ticket: &str,
+        draft: &str,
+        findings: Option<&[String]>,
+    ) -> Result<(), StateError> {
         self.change(ticket, |state| {
+            if let Some(findings) = findings {
+                state.findings = findings.to_vec();
+            }
             if state.status != TicketStatus::HandedToPerson {
                 state.status = TicketStatus::of_draft(&state.findings);
             }
@@ -565,7 +574,7 @@ mod tests {
         let sent = desk.get("T-0007");
         let restarted = desk.state.started("T-0007");
         assert!(matches!(restarted, Err(StateError::AlreadySent { .. })));
-        let edited = desk.state.edit_draft("T-0007", "Hi");
+        let edited = desk.state.edit_draft("T-0007", "Hi", None);
         assert!(matches!(edited, Err(StateError::AlreadySent { .. })));
         assert_eq!(desk.get("T-0007"), sent);
     }
@@ -588,7 +597,7 @@ mod tests {
         desk.flagged("T-0008");
         let before = desk.get("T-0008");
         desk.state
-            .edit_draft("T-0008", "Quoted by phone.")
+            .edit_draft("T-0008", "Quoted by phone.", None)
             .expect("edited");
         let after = desk.get("T-0008");
         let draft = Some("Quoted by phone.".into());

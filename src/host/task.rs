@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::api::{Command, Question};
+use super::api::{Command, PersonPrompt, Question};
 use super::core::{Host, Storage};
 use super::events::HostEvent;
 use super::summary::Summary;
@@ -39,6 +39,8 @@ pub struct HostSetup {
     pub recorder: Option<Recorder>,
     pub answerers: Answerers,
     pub notes: BTreeMap<String, String>,
+    /// For the recording's manifest: the server prompt a scripted person runs for every ticket.
+    pub person_prompt: Option<PersonPrompt>,
 }
 
 /// Starts the host on a task of its own.
@@ -69,6 +71,7 @@ async fn run(
         recorder,
         answerers,
         notes,
+        person_prompt,
     } = setup;
     let recording = recorder.is_some();
     let host = Host::start(
@@ -82,7 +85,7 @@ async fn run(
     )
     .await;
     if recording {
-        host.record_manifest(manifest(&host, &answerers, notes).await);
+        host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await);
     }
     let _ = events.send(HostEvent::Prompts(host.prompts().await));
     let mut work = tokio::task::JoinSet::new();
@@ -103,13 +106,18 @@ async fn run(
                     }
                 });
             }
-            Command::WorkQueue(ids) => {
+            Command::WorkQueue { tickets, prompt } => {
                 let host = Arc::clone(&host);
                 let events = events.clone();
                 work.spawn(async move {
                     let concurrency = host.config.limits.concurrency;
                     let before = host.events().len();
-                    host.work_queue(&ids, concurrency).await;
+                    if let Err(problem) = host
+                        .work_queue(&tickets, concurrency, prompt.as_ref())
+                        .await
+                    {
+                        let _ = events.send(HostEvent::Problem(problem));
+                    }
                     let worked = host.events().split_off(before);
                     let summary =
                         Summary::from_events(&worked, host.tickets(), &host.config.consent.allow);
@@ -141,26 +149,26 @@ async fn run(
                 by,
                 override_reason,
             } => desk_change(&host, &events, |state| {
-                state.edit_draft(&ticket, &text)?;
+                let findings = host.recheck(&ticket, &text);
+                state.edit_draft(&ticket, &text, findings.as_deref())?;
                 state
                     .send(&ticket, &by, override_reason.as_deref())
                     .map(|_| ())
             }),
             Command::EditDraft { ticket, text } => {
-                desk_change(&host, &events, |state| state.edit_draft(&ticket, &text))
+                let findings = host.recheck(&ticket, &text);
+                desk_change(&host, &events, |state| {
+                    state.edit_draft(&ticket, &text, findings.as_deref())
+                })
             }
             Command::HandToPerson { ticket, by, note } => desk_change(&host, &events, |state| {
                 state.hand_to_person(&ticket, &by, &note)
             }),
-            Command::RunPrompt {
-                ticket,
-                prompt,
-                arguments,
-            } => {
+            Command::RunPrompt { ticket, prompt } => {
                 let host = Arc::clone(&host);
                 let events = events.clone();
                 work.spawn(async move {
-                    if let Err(problem) = host.run_prompt(&ticket, &prompt, arguments).await {
+                    if let Err(problem) = host.run_prompt(&ticket, &prompt).await {
                         let _ = events.send(HostEvent::Problem(problem));
                     }
                 });
@@ -199,6 +207,7 @@ async fn manifest(
     host: &Arc<Host>,
     answerers: &Answerers,
     notes: BTreeMap<String, String>,
+    person_prompt: Option<PersonPrompt>,
 ) -> Manifest {
     let config = &host.config;
     let hashes = host.tool_hashes().await;
@@ -210,6 +219,7 @@ async fn manifest(
             name: config.model.name.clone(),
             recipe: config.model.recipe.as_str().to_owned(),
             temperature: config.model.temperature,
+            max_tokens: config.model.max_tokens,
             seed: config.model.seed,
             file: notes.get("model_file").cloned(),
             sha256: notes.get("model_sha256").cloned(),
@@ -225,6 +235,7 @@ async fn manifest(
             consent: answerers.consent.clone(),
             lead: answerers.lead.clone(),
             concurrency: config.limits.concurrency,
+            person_prompt,
         },
         servers: host
             .servers()

@@ -61,6 +61,16 @@ pub enum Reply {
     Malformed { raw: String, problem: String },
 }
 
+impl Reply {
+    /// The same reply with its call, if any, named `id`.
+    pub fn with_call_id(mut self, id: String) -> Self {
+        if let Reply::Call { call, .. } = &mut self {
+            call.id = id;
+        }
+        self
+    }
+}
+
 /// One request to a model: the whole conversation so far and the tools on offer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {

@@ -2,8 +2,9 @@
 //!
 //! The recipe says how tool calls travel. `NativeTools` sends `tools` and reads `tool_calls`,
 //! falling back to a call written in the text. `LlamaCppPrefill` does the same but, while a
-//! call is due, starts the model's turn with `<tool_call>` and stops at `</tool_call>`, so a
-//! small model cannot wander off. `TextCalls` sends no tools (the host's system prompt lists
+//! call is due (no tool has answered with a result yet), starts the model's turn with
+//! `<tool_call>` and stops at `</tool_call>`, so a small model cannot wander off; after a
+//! result the model chooses between another call (a refund after its quote) and its reply. `TextCalls` sends no tools (the host's system prompt lists
 //! them) and reads calls from the text. Names go out as wire names and come back canonical;
 //! a name matching no tool is passed through unchanged, for the host to report as unknown.
 
@@ -150,7 +151,7 @@ impl OpenAiChat {
                 ("parallel_tool_calls", json!(false)),
                 ("stop", json!([STOP_AT])),
             ],
-            Recipe::LlamaCppPrefill => vec![("tools", tools), ("tool_choice", json!("none"))],
+            Recipe::LlamaCppPrefill => vec![("tools", tools), ("tool_choice", json!("auto"))],
         };
         // Through its decimal text, so 0.2f32 goes out as 0.2 and not 0.20000000298….
         let decimal = |t: f32| t.to_string().parse().unwrap_or(f64::from(t));
@@ -633,7 +634,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn llama_cpp_prefill_lets_the_model_write_once_a_tool_answered() {
+    async fn llama_cpp_prefill_lets_the_model_choose_once_a_tool_answered() {
         let message = json!({"content": "It shipped."});
         let (got, body) = exchange(Recipe::LlamaCppPrefill, after("result"), message).await;
         assert_eq!(
@@ -641,7 +642,7 @@ mod tests {
             reply(json!({"kind": "words", "content": "It shipped."}))
         );
         assert_eq!(body["messages"].as_array().map(Vec::len), Some(4));
-        assert_eq!(body["tool_choice"], "none");
+        assert_eq!(body["tool_choice"], "auto");
         assert_eq!(
             (body.get("stop"), body.get("parallel_tool_calls")),
             (None, None)

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::host::api::Outcome;
+use crate::host::api::{Outcome, PersonPrompt};
 use crate::host::checks::Finding;
 use crate::model::chat::Reply;
 
@@ -15,11 +15,15 @@ pub const FORMAT: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    Manifest(Manifest),
+    Manifest(Box<Manifest>),
     TicketStarted {
         ticket: String,
         tools: Vec<String>,
         attached: Vec<String>,
+        /// The request a person added to the ticket by running a server prompt, as the
+        /// model read it after the ticket.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request: Option<String>,
     },
     ModelCall {
         ticket: String,
@@ -114,6 +118,9 @@ pub struct ModelManifest {
     pub name: String,
     pub recipe: String,
     pub temperature: Option<f32>,
+    /// The cap on each reply's length, in tokens, when one was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
     pub seed: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -133,6 +140,9 @@ pub struct HostSettings {
     pub consent: String,
     pub lead: String,
     pub concurrency: usize,
+    /// The server prompt the scripted person ran for every ticket of this batch, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person_prompt: Option<PersonPrompt>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -84,7 +84,7 @@ impl Recording {
                 continue;
             }
             match serde_json::from_str::<Event>(line) {
-                Ok(Event::Manifest(manifest)) => self.manifests.push(manifest),
+                Ok(Event::Manifest(manifest)) => self.manifests.push(*manifest),
                 Ok(event) => self.events.push(event),
                 // The last line without its newline is a write cut short.
                 Err(_) if index == lines.len() - 1 => self.truncated = true,
@@ -109,6 +109,28 @@ impl Recording {
             }
         }
         tickets
+    }
+
+    /// Each time a ticket was worked, in the order the runs started: a `ticket_started`
+    /// begins a run, so a ticket worked twice (a person's prompt, a resumed run) gives two.
+    pub fn runs(&self) -> Vec<(&str, Vec<&Event>)> {
+        let mut runs: Vec<(&str, Vec<&Event>)> = Vec::new();
+        let mut open: BTreeMap<&str, usize> = BTreeMap::new();
+        for event in &self.events {
+            let Some(ticket) = event.ticket() else {
+                continue;
+            };
+            let index = match (event, open.get(ticket)) {
+                (Event::TicketStarted { .. }, _) | (_, None) => {
+                    runs.push((ticket, Vec::new()));
+                    open.insert(ticket, runs.len() - 1);
+                    runs.len() - 1
+                }
+                (_, Some(&index)) => index,
+            };
+            runs[index].1.push(event);
+        }
+        runs
     }
 
     /// Tickets whose run finished (a `ticket_done` event).

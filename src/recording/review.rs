@@ -24,7 +24,9 @@ pub struct Review {
     /// What answered: `name via source (recipe …), temperature …, seed …`.
     pub model: String,
     pub summary: Summary,
-    /// Tickets in ID order, each with its events in the order they happened.
+    /// Each run of a ticket, in ticket ID order (a ticket worked twice, say once more with a
+    /// person's prompt, comes twice, in the order of its runs), with its events in the order
+    /// they happened.
     pub tickets: Vec<ReviewTicket>,
     /// The recording's last line was cut off mid-write; everything before it is here.
     pub truncated: bool,
@@ -40,6 +42,8 @@ pub struct ReviewTicket {
     pub body: String,
     pub injected: bool,
     pub expected_tool: String,
+    /// The request a person added by running a server prompt for this run of the ticket.
+    pub request: Option<String>,
     pub turns: Vec<ReviewTurn>,
     /// The reply as staff would send it (handles stripped), when the model wrote one.
     pub draft: Option<String>,
@@ -91,8 +95,9 @@ impl Review {
             .map(|m| m.host.allow.clone())
             .unwrap_or_default();
         let summary = Summary::from_events(&recording.events, tickets, &allow);
-        let reviewed = recording
-            .by_ticket()
+        let mut runs = recording.runs();
+        runs.sort_by_key(|(id, _)| *id);
+        let reviewed = runs
             .into_iter()
             .map(|(id, events)| {
                 let ticket = tickets.iter().find(|t| t.ticket_id == id);
@@ -156,6 +161,7 @@ impl ReviewTicket {
             body: ticket.map(|t| t.body.clone()).unwrap_or_default(),
             injected: ticket.is_some_and(|t| t.injected),
             expected_tool: ticket.map(|t| t.expected_tool.clone()).unwrap_or_default(),
+            request: None,
             turns: vec![],
             draft: None,
             findings: vec![],
@@ -166,7 +172,8 @@ impl ReviewTicket {
         let mut responses: Vec<(String, String, String)> = vec![];
         for event in events {
             match event {
-                Event::Manifest(_) | Event::TicketStarted { .. } => {}
+                Event::TicketStarted { request, .. } => reviewed.request = request.clone(),
+                Event::Manifest(_) => {}
                 Event::ModelCall {
                     turn,
                     reply,

@@ -1,9 +1,10 @@
 //! `shop-support`: the shop's MCP server.
 //!
 //! Tools for orders, products and refunds; the six policies as resources; the
-//! `review_refund` prompt for staff. A refund above the limit is held, and `issue_refund`
-//! asks a lead to release it through an input request (MRTR) whose `requestState` is sealed
-//! and bound to the quote, because it comes back from the client and must not be trusted.
+//! `review_refund` and `refund_order` prompts for staff. A refund above the limit is held,
+//! and `issue_refund` asks a lead to release it through an input request (MRTR) whose
+//! `requestState` is sealed and bound to the quote, because it comes back from the client
+//! and must not be trusted.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +38,8 @@ pub const SERVER_NAME: &str = "shop-support";
 /// The key of the lead's form in an `issue_refund` input request.
 pub const RELEASE_REQUEST: &str = "lead_release";
 
+/// The prompts the shop offers staff.
+const PROMPTS: [&str; 2] = ["review_refund", "refund_order"];
 /// Clients may cache the tool list this long (it changes only with a new server build).
 const TOOL_LIST_TTL_MS: u64 = 5 * 60 * 1000;
 /// Clients may cache the policies this long.
@@ -612,7 +615,25 @@ impl ServerHandler for ShopServer {
             ]),
         )
         .with_title("Review a refund");
-        Ok(ListPromptsResult::with_all_items(vec![review])
+        let refund = Prompt::new(
+            "refund_order",
+            Some(
+                "Refund a customer's order, or one line of it, as a person on the team decided: \
+                 quote it, then issue the quoted refund. Above the refund limit a lead releases it.",
+            ),
+            Some(vec![
+                PromptArgument::new("order_id")
+                    .with_title("Order")
+                    .with_description("The order to refund: O- followed by four digits.")
+                    .with_required(true),
+                PromptArgument::new("sku")
+                    .with_title("Line")
+                    .with_description("The SKU of the one line to refund; leave empty for the whole order.")
+                    .with_required(false),
+            ]),
+        )
+        .with_title("Refund an order");
+        Ok(ListPromptsResult::with_all_items(vec![review, refund])
             .with_ttl_ms(TOOL_LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
     }
@@ -622,39 +643,76 @@ impl ServerHandler for ShopServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        if request.name != "review_refund" {
+        let argument = |name: &str| {
+            request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get(name))
+                .and_then(|v| v.as_str())
+                .map(str::trim)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let prompt = request.name.as_str();
+        if !PROMPTS.contains(&prompt) {
+            let offered = PROMPTS.join(", ");
             return Err(ErrorData::invalid_params(
-                format!(
-                    "the shop has no prompt {}; it offers review_refund",
-                    request.name
-                ),
+                format!("the shop has no prompt {prompt}; it offers {offered}"),
                 None,
             ));
         }
-        let written = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("order_id"))
-            .and_then(|v| v.as_str())
-            .unwrap_or_default();
-        let order_id = ids::order_id(written).ok_or_else(|| {
+        let written = argument("order_id");
+        let order_id = ids::order_id(&written).ok_or_else(|| {
             ErrorData::invalid_params(
-                format!("review_refund needs an order_id (O- followed by four digits), got \"{written}\""),
+                format!(
+                    "{prompt} needs an order_id (O- followed by four digits), got \"{written}\""
+                ),
                 None,
             )
         })?;
-        if let Err(e @ ShopError::NoOrder(_)) = self.store.order(&order_id) {
-            return Err(ErrorData::invalid_params(e.to_string(), None));
-        }
-        let text = format!(
-            "Review the refund request for order {order_id}. Look the order up with get_order_status, \
-             read the refund policy (shop://policies/refund), and quote the refund with quote_refund. \
-             Say whether the order can be refunded, for how much, and whether the amount is above the \
-             {CURRENCY} {REFUND_LIMIT} limit, where a lead must release it. Do not issue the refund."
-        );
+        let order = match self.store.order(&order_id) {
+            Ok((order, _)) => order,
+            Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
+        };
+        let (text, description) = if prompt == "review_refund" {
+            let text = format!(
+                "Review the refund request for order {order_id}. Look the order up with get_order_status, \
+                 read the refund policy (shop://policies/refund), and quote the refund with quote_refund. \
+                 Say whether the order can be refunded, for how much, and whether the amount is above the \
+                 {CURRENCY} {REFUND_LIMIT} limit, where a lead must release it. Do not issue the refund."
+            );
+            (text, format!("Refund review for order {order_id}"))
+        } else {
+            let written = argument("sku");
+            let what = if written.is_empty() {
+                "the whole order (leave sku out)".to_owned()
+            } else {
+                let sku = ids::sku(&written)
+                    .filter(|sku| order.line(sku).is_some())
+                    .ok_or_else(|| {
+                        let lines: Vec<&str> = order.lines.iter().map(|l| l.sku.as_str()).collect();
+                        ErrorData::invalid_params(
+                            format!(
+                                "order {order_id} has no line \"{written}\"; its lines are {}",
+                                lines.join(", ")
+                            ),
+                            None,
+                        )
+                    })?;
+                format!("the line {sku} (sku \"{sku}\")")
+            };
+            let text = format!(
+                "We have decided to refund order {order_id} for this customer: {what}. First call \
+                 quote_refund with order_id \"{order_id}\" and the customer's reason. Then call \
+                 issue_refund with the quote_id that quote_refund returned. A refund above the \
+                 {CURRENCY} {REFUND_LIMIT} limit is held until a lead releases it: then tell the customer it \
+                 is waiting for a lead, not that it is paid."
+            );
+            (text, format!("Refund of order {order_id}"))
+        };
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description(format!("Refund review for order {order_id}"))
+                .with_description(description)
                 .into(),
         )
     }

@@ -22,9 +22,10 @@ use crate::money::Cents;
 pub enum QuoteIds {
     /// Unguessable: what a shop in production must use.
     Random,
-    /// Derived from the seed and the quote's sequence number in the database, so that a
-    /// recorded run replays against a fresh database with the same IDs. For replays and
-    /// tests only: anyone who knows the seed can work the IDs out.
+    /// Derived from the seed, the order, the line and how many quotes that line had before,
+    /// so that a recorded run replays against a fresh database with the same IDs, whatever
+    /// other tickets were worked first. For replays and tests only: anyone who knows the seed
+    /// can work the IDs out.
     Seeded(u64),
 }
 
@@ -356,8 +357,13 @@ impl Store {
                 return Err(ShopError::NoReason);
             }
             let seq: i64 = tx.query_row("SELECT coalesce(max(seq), 0) + 1 FROM quotes", [], |r| r.get(0))?;
+            let earlier: i64 = tx.query_row(
+                "SELECT count(*) FROM quotes WHERE order_id = ?1 AND sku IS ?2",
+                params![order_id, sku],
+                |r| r.get(0),
+            )?;
             let quote = Quote {
-                quote_id: self.quote_id(seq),
+                quote_id: self.quote_id(&order_id, sku.as_deref(), earlier + 1),
                 order_id,
                 sku,
                 covers,
@@ -373,14 +379,19 @@ impl Store {
         })
     }
 
-    fn quote_id(&self, seq: i64) -> String {
+    /// `nth` counts the quotes of this order line (or whole order), from 1.
+    fn quote_id(&self, order_id: &str, sku: Option<&str>, nth: i64) -> String {
         let bytes: [u8; 5] = match self.ids {
             QuoteIds::Random => rand::random(),
             QuoteIds::Seeded(seed) => {
                 let digest = Sha256::new()
                     .chain_update(b"support-desk quote id")
                     .chain_update(seed.to_le_bytes())
-                    .chain_update(seq.to_le_bytes())
+                    .chain_update(order_id.as_bytes())
+                    .chain_update([0])
+                    .chain_update(sku.unwrap_or("").as_bytes())
+                    .chain_update([0])
+                    .chain_update(nth.to_le_bytes())
                     .finalize();
                 let mut first = [0u8; 5];
                 first.copy_from_slice(&digest[..5]);

@@ -12,7 +12,7 @@ use super::modals::form::FormModal;
 use super::review::{ReviewKey, ReviewScreen};
 use crate::host::api::{
     Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk,
-    FormKind, Pending, Question, ServerSummary,
+    FormKind, Pending, PersonPrompt, Question, ServerSummary,
 };
 use crate::host::desk_state::{TicketState, TicketStatus};
 use crate::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
@@ -364,6 +364,11 @@ impl App {
 
     fn apply_states(&mut self, states: Vec<TicketState>) {
         for state in states {
+            if let Some(Modal::Draft(editor, ticket)) = &mut self.modal
+                && *ticket == state.ticket
+            {
+                editor.set_findings(&state.findings);
+            }
             if let Some(item) = self.item_mut(&state.ticket) {
                 item.status = Status::from_state(state.status);
                 item.draft = state.draft.clone();
@@ -510,7 +515,10 @@ impl App {
                     return None;
                 }
                 self.queue_run = Some((0, ids.len()));
-                Some(Command::WorkQueue(ids))
+                Some(Command::WorkQueue {
+                    tickets: ids,
+                    prompt: None,
+                })
             }
             KeyCode::Enter => self.open_selected(),
             KeyCode::Char('a') => {
@@ -658,6 +666,13 @@ impl App {
                         note,
                     });
                 }
+                ModalOutcome::Answered(DraftAction::Check { text }) => {
+                    if let Some(item) = self.item_mut(&ticket) {
+                        item.draft = Some(text.clone());
+                    }
+                    self.modal = Some(Modal::Draft(editor, ticket.clone()));
+                    return Some(Command::EditDraft { ticket, text });
+                }
                 ModalOutcome::Answered(DraftAction::Close { text }) => {
                     let changed = self.items.iter().any(|i| {
                         i.ticket.ticket_id == ticket && i.draft.as_deref() != Some(text.as_str())
@@ -686,8 +701,10 @@ impl App {
                         .collect();
                     return Some(Command::RunPrompt {
                         ticket,
-                        prompt,
-                        arguments,
+                        prompt: PersonPrompt {
+                            name: prompt,
+                            arguments,
+                        },
                     });
                 }
                 ModalOutcome::Answered(_) => {}
@@ -752,6 +769,16 @@ impl App {
         }
         self.modal = Some(Modal::Picker(picker));
         None
+    }
+
+    /// Text pasted into the terminal (bracketed paste): it goes to the editor or form field
+    /// that is open, never to the queue's keys.
+    pub fn on_paste(&mut self, text: &str) {
+        match &mut self.modal {
+            Some(Modal::Draft(editor, _)) => editor.paste(text),
+            Some(Modal::Form(view, _)) | Some(Modal::PromptArgs(view, _)) => view.paste(text),
+            _ => {}
+        }
     }
 
     pub fn on_mouse(&mut self, mouse: MouseEvent) {

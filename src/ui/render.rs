@@ -455,7 +455,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-pub const KEYS: [(&str, &str); 18] = [
+pub const KEYS: [(&str, &str); 19] = [
     ("↑/↓ or j/k", "pick a ticket"),
     ("w", "work the selected ticket"),
     ("W", "work every waiting ticket"),
@@ -474,6 +474,10 @@ pub const KEYS: [(&str, &str); 18] = [
     ("y / n", "in a consent question: approve / decline"),
     ("Esc", "in a consent question: decline and close"),
     ("Ctrl-D / Esc", "in a server's form: decline / cancel"),
+    (
+        "Ctrl-K",
+        "in the draft: check your edit against the call log",
+    ),
     ("v", "review the recorded run turn by turn (q returns)"),
     ("?", "this help"),
     ("q or Ctrl-C", "quit (servers are stopped)"),

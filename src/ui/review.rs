@@ -446,6 +446,11 @@ fn ticket_row(ticket: &ReviewTicket) -> Line<'static> {
         mark(ticket.touches_refunds(), "€", Style::default()),
         mark(ticket.injected, "⚠", theme::warning()),
         Span::raw(" "),
+        // A run with a person's request (a server prompt) is marked before its subject.
+        Span::styled(
+            if ticket.request.is_some() { "» " } else { "" },
+            theme::key(),
+        ),
         Span::styled(one_line(&ticket.subject), theme::untrusted()),
     ])
 }
@@ -475,6 +480,14 @@ fn ticket_lines(ticket: &ReviewTicket, width: usize) -> Vec<Line<'static>> {
         );
     }
     out.text(0, &ticket.body, theme::untrusted());
+    if let Some(request) = &ticket.request {
+        out.text(
+            0,
+            "» A person ran a server prompt for this ticket; the model read it after the ticket:",
+            theme::key(),
+        );
+        out.text(2, request, theme::untrusted());
+    }
     out.lines
 }
 

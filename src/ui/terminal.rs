@@ -4,7 +4,10 @@
 
 use std::io::{Stdout, stdout};
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    EventStream,
+};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -30,7 +33,12 @@ fn enter() -> std::io::Result<Term> {
         default_hook(info);
     }));
     enable_raw_mode()?;
-    execute!(stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+    execute!(
+        stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    )?;
     Terminal::new(CrosstermBackend::new(stdout()))
 }
 
@@ -38,6 +46,7 @@ fn leave() {
     let _ = disable_raw_mode();
     let _ = execute!(
         stdout(),
+        DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,
         crossterm::cursor::Show
@@ -84,6 +93,7 @@ async fn desk_loop(
                     }
                 }
                 Some(Ok(Event::Mouse(mouse))) => app.on_mouse(mouse),
+                Some(Ok(Event::Paste(text))) => app.on_paste(&text),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),

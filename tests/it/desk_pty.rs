@@ -1,5 +1,6 @@
 //! The real binary under a pseudo-terminal: the desk opens, works a ticket through a
-//! consent question and a lead's form, quits, and leaves the terminal and no servers behind.
+//! consent question and a lead's form, quits, and leaves the terminal and no servers behind;
+//! once with a scripted model, once on the embedded default (the committed recording).
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -53,6 +54,109 @@ fn processes_marked(mark: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The desk binary running under a pseudo-terminal, 120×36, with its own data directory.
+struct Desk {
+    screen: Screen,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    mark: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Desk {
+    /// Starts `support-desk desk --data-dir <temp> <args…>` in the repository, as a person would.
+    fn start(args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mark = format!("{}-{}", std::process::id(), dir.path().display());
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 36,
+                cols: 120,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pty");
+        let mut command = CommandBuilder::new(BIN);
+        command.args(["desk", "--data-dir"]);
+        command.arg(dir.path());
+        command.args(args);
+        command.cwd(env!("CARGO_MANIFEST_DIR"));
+        command.env("TERM", "xterm-256color");
+        command.env("SUPPORT_DESK_STAFF", "tester");
+        command.env("SUPPORT_DESK_TEST_MARK", &mark);
+        let child = pair.slave.spawn_command(command).expect("start the desk");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let writer = pair.master.take_writer().expect("writer");
+        let screen = Screen {
+            parser: Arc::new(Mutex::new(vt100::Parser::new(36, 120, 0))),
+            raw: Arc::new(Mutex::new(Vec::new())),
+        };
+        let (parser, raw) = (Arc::clone(&screen.parser), Arc::clone(&screen.raw));
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().expect("parser").process(&buffer[..n]);
+                raw.lock().expect("raw").extend_from_slice(&buffer[..n]);
+            }
+        });
+        Self {
+            screen,
+            writer,
+            child,
+            mark,
+            _dir: dir,
+        }
+    }
+
+    fn press(&mut self, keys: &[u8]) {
+        self.writer.write_all(keys).expect("type");
+        self.writer.flush().expect("flush");
+    }
+
+    /// Presses `q` and checks what quitting leaves: a clean exit, the terminal back on its
+    /// main screen, and no server process of this desk still running.
+    async fn quit(mut self) {
+        self.press(b"q");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "the desk did not quit"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(status.success(), "the desk exited with {status:?}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            !self
+                .screen
+                .parser
+                .lock()
+                .expect("parser")
+                .screen()
+                .alternate_screen(),
+            "the terminal is back on its main screen"
+        );
+        let raw = self.screen.raw.lock().expect("raw").clone();
+        assert!(
+            raw.windows(8).any(|w| w == b"\x1b[?1049l"),
+            "the alternate screen was left"
+        );
+        assert_eq!(
+            processes_marked(&self.mark),
+            Vec::<u32>::new(),
+            "no server of the desk is left running"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_cleanly() {
     let world = support_desk::shop::ShopWorld::bundled();
@@ -74,116 +178,84 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
         "Your refund has been released; it reaches your card within 5 working days.",
     ))
     .await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mark = format!("{}-{}", std::process::id(), dir.path().display());
+    let mut desk = Desk::start(&["--model", &format!("openai:{}", model.url)]);
 
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 36,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("a pty");
-    let mut command = CommandBuilder::new(BIN);
-    command.args([
-        "desk",
-        "--model",
-        &format!("openai:{}", model.url),
-        "--data-dir",
-    ]);
-    command.arg(dir.path());
-    command.cwd(env!("CARGO_MANIFEST_DIR"));
-    command.env("TERM", "xterm-256color");
-    command.env("SUPPORT_DESK_STAFF", "tester");
-    command.env("SUPPORT_DESK_TEST_MARK", &mark);
-    let mut child = pair.slave.spawn_command(command).expect("start the desk");
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().expect("reader");
-    let mut writer = pair.master.take_writer().expect("writer");
-    let screen = Screen {
-        parser: Arc::new(Mutex::new(vt100::Parser::new(36, 120, 0))),
-        raw: Arc::new(Mutex::new(Vec::new())),
-    };
-    let (parser, raw) = (Arc::clone(&screen.parser), Arc::clone(&screen.raw));
-    std::thread::spawn(move || {
-        let mut buffer = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buffer) {
-            if n == 0 {
-                break;
-            }
-            parser.lock().expect("parser").process(&buffer[..n]);
-            raw.lock().expect("raw").extend_from_slice(&buffer[..n]);
-        }
-    });
-    let mut press = |keys: &[u8]| {
-        writer.write_all(keys).expect("type");
-        writer.flush().expect("flush");
-    };
+    desk.screen.wait_for("Queue (all) 48/48").await;
+    desk.screen.wait_for("shop 2026-07-28").await;
+    desk.press(b"jj");
+    desk.screen.wait_for("T-0003 · C-0156").await;
+    desk.press(b"w");
 
-    screen.wait_for("Queue (all) 48/48").await;
-    screen.wait_for("shop 2026-07-28").await;
-    press(b"jj");
-    screen.wait_for("T-0003 · C-0156").await;
-    press(b"w");
-
-    let consent = screen.wait_for("y approve").await;
+    let consent = desk.screen.wait_for("y approve").await;
     assert!(consent.contains("shop.issue_refund"), "{consent}");
-    press(b"\r");
+    desk.press(b"\r");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
-        screen.text().contains("y approve"),
+        desk.screen.text().contains("y approve"),
         "Enter alone does not approve"
     );
-    press(b"y");
+    desk.press(b"y");
 
-    let form = screen.wait_for("Release refund").await;
+    let form = desk.screen.wait_for("Release refund").await;
     assert!(
         form.contains("shop"),
         "the form names the server asking: {form}"
     );
-    press(b" "); // release: yes
-    press(b"\x12"); // Ctrl-R: review what will be sent
-    screen.wait_for("Review").await;
-    press(b"\r"); // accept and send
+    desk.press(b" "); // release: yes
+    desk.press(b"\x12"); // Ctrl-R: review what will be sent
+    desk.screen.wait_for("Review").await;
+    desk.press(b"\r"); // accept and send
 
-    let done = screen.wait_for("Draft reply").await;
+    let done = desk.screen.wait_for("Draft reply").await;
     assert!(done.contains("released"), "{done}");
-    press(b"q");
+    desk.quit().await;
+    assert_eq!(model.requests().len(), 3);
+}
 
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "the desk did not quit"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert!(status.success(), "the desk exited with {status:?}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+/// What a new user meets with `cargo run --release`: the embedded default config, whose model
+/// is the committed recording. A person runs the shop's `refund_order` prompt for T-0003 (a
+/// EUR 279.00 order); the recorded model quotes it and asks to issue the refund, which needs
+/// the person's consent, and the shop asks a lead to release it because it is above the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_embedded_default_a_refund_above_the_limit_asks_for_consent_then_a_lead() {
+    let mut desk = Desk::start(&[]);
+    desk.screen.wait_for("Queue (all) 48/48").await;
+    desk.screen.wait_for("shop 2026-07-28").await;
+    desk.press(b"jj");
+    desk.screen.wait_for("T-0003 · C-0156").await;
+
+    desk.press(b"p");
+    desk.screen.wait_for("shop.refund_order").await;
+    desk.press(b"j\r");
+    let arguments = desk.screen.wait_for("prompt shop.refund_order").await;
     assert!(
-        !screen
-            .parser
-            .lock()
-            .expect("parser")
-            .screen()
-            .alternate_screen(),
-        "the terminal is back on its main screen"
+        arguments.contains("O-1587"),
+        "the order comes from the ticket: {arguments}"
     );
-    let raw = screen.raw.lock().expect("raw").clone();
+    desk.press(b"\x12"); // Ctrl-R: review the arguments
+    desk.screen.wait_for("Review").await;
+    desk.press(b"\r");
+
+    let consent = desk.screen.wait_for("y approve").await;
+    assert!(consent.contains("shop.issue_refund"), "{consent}");
     assert!(
-        raw.windows(8).any(|w| w == b"\x1b[?1049l"),
-        "the alternate screen was left"
+        consent.contains("T-0003"),
+        "the question names the ticket: {consent}"
     );
-    assert_eq!(
-        processes_marked(&mark),
-        Vec::<u32>::new(),
-        "no server of the desk is left running"
+    desk.press(b"y");
+
+    let form = desk.screen.wait_for("Release refund").await;
+    assert!(
+        form.contains("shop asks"),
+        "the form names the server asking: {form}"
     );
-    let requests = model.requests();
-    assert_eq!(requests.len(), 3);
+    assert!(form.contains("279.00"), "{form}");
+    desk.press(b"\x04"); // Ctrl-D: decline, as the recorded lead did
+
+    let done = desk.screen.wait_for("Draft reply").await;
+    assert!(
+        !done.contains("diverged"),
+        "the replay followed the recording: {done}"
+    );
+    desk.quit().await;
 }

@@ -201,6 +201,7 @@ fn event() -> impl Strategy<Value = Event> {
                 ticket,
                 tools,
                 attached: vec!["shop://policies/refund".into()],
+                request: None,
             }
         }),
         (ticket, 1..5u32, text(), json_object()).prop_map(|(ticket, turn, tool, arguments)| {
@@ -309,7 +310,7 @@ proptest! {
         let manifests: Vec<_> = manifests
             .into_iter()
             .filter_map(|e| match e {
-                Event::Manifest(manifest) => Some(manifest),
+                Event::Manifest(manifest) => Some(*manifest),
                 _ => None,
             })
             .collect();

@@ -759,6 +759,37 @@ async fn a_reply_promising_an_unmade_refund_with_an_invented_amount_is_flagged()
 }
 
 #[tokio::test]
+async fn a_persons_edit_of_a_draft_is_checked_against_the_same_call_log() {
+    let h = harness(Setup::new(scripted(vec![
+        call("shop__get_order_status", json!({"order_id": "O-1744"})),
+        words(
+            "Good news: the total amount of €161.96 will be refunded to your card within 5 days.",
+        ),
+    ])))
+    .await;
+    assert_eq!(h.host.recheck("T-0009", "anything"), None, "not worked yet");
+    let run = h.work("T-0009").await;
+    assert_eq!(run.findings.len(), 2, "{:?}", run.findings);
+
+    let still_wrong = h
+        .host
+        .recheck(
+            "T-0009",
+            "Hello! The total amount of €161.96 will be refunded to your card within 5 days.",
+        )
+        .expect("worked in this process");
+    assert_eq!(still_wrong.len(), 2, "{still_wrong:?}");
+    let fixed = h
+        .host
+        .recheck(
+            "T-0009",
+            "Your order O-1744 was delivered. Which item would you like us to refund?",
+        )
+        .expect("worked in this process");
+    assert_eq!(fixed, Vec::<String>::new());
+}
+
+#[tokio::test]
 async fn quote_ids_are_stripped_from_the_draft() {
     let h = harness(Setup::new(scripted(vec![
         call(

@@ -1,11 +1,15 @@
 //! The committed recording of a real local model working the queue: what made it, and a
 //! replay against the bundled servers that reproduces every call and the summary offline.
+//!
+//! The recording is a directory of batches: `events.jsonl` is the whole queue; each
+//! `refund-order-*.jsonl` is T-0003 worked once more after a person ran the shop's
+//! `refund_order` prompt for it, with one way the person and the lead answered.
 
 use std::path::{Path, PathBuf};
 
 use support_desk::config::DeskConfig;
 use support_desk::headless::{RunOptions, Script, summarize};
-use support_desk::recording::{Event, Recording};
+use support_desk::recording::{Event, Manifest, Recording};
 
 use crate::host::shop_config;
 
@@ -13,61 +17,121 @@ fn recording_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs")
 }
 
-fn recording() -> Recording {
-    Recording::read(&recording_dir()).expect("the committed recording reads")
+/// The batch files, in the order the replay model reads them.
+fn batches() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(recording_dir())
+        .expect("recordings/ticket-runs")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn read(path: &Path) -> Recording {
+    Recording::read(path).expect("the committed recording reads")
+}
+
+fn manifest(batch: &Recording) -> &Manifest {
+    assert_eq!(batch.manifests.len(), 1, "one manifest per batch");
+    &batch.manifests[0]
 }
 
 #[test]
 fn the_recording_was_made_by_a_real_local_model_through_this_host() {
-    let recording = recording();
-    assert!(!recording.truncated);
-    let manifest = recording.manifests.first().expect("a manifest");
-    assert!(
-        manifest
-            .model
-            .source
-            .starts_with("openai:http://127.0.0.1:"),
-        "{}",
-        manifest.model.source
-    );
-    assert_eq!(manifest.model.name, "qwen2.5-coder-1.5b-instruct");
-    assert_eq!(manifest.model.recipe, "llama_cpp_prefill");
-    assert_eq!(
-        manifest.model.sha256.as_deref(),
-        Some("cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
-    );
-    assert!(
-        manifest
-            .model
-            .runtime
-            .as_deref()
-            .is_some_and(|r| r.contains("llama.cpp"))
-    );
-    assert_eq!(
-        (manifest.model.temperature, manifest.model.seed),
-        (Some(0.7), Some(4217))
-    );
-    assert_eq!(
-        manifest.prompt_hash,
-        support_desk::host::prompt::prompt_hash(),
-        "recorded with today's prompt"
-    );
-    assert_eq!(
-        (manifest.host.consent.as_str(), manifest.host.lead.as_str()),
-        ("approve", "decline")
-    );
-    assert_eq!(recording.finished_tickets().len(), 48);
-    let timings: Vec<f64> = recording
-        .events
+    let files = batches();
+    let names: Vec<_> = files
         .iter()
-        .filter_map(|e| match e {
-            Event::ModelCall { seconds, .. } => Some(*seconds),
-            _ => None,
-        })
+        .filter_map(|f| f.file_name()?.to_str().map(str::to_owned))
         .collect();
+    assert_eq!(names.first().map(String::as_str), Some("events.jsonl"));
+    for file in &files {
+        let batch = read(file);
+        assert!(!batch.truncated, "{}", file.display());
+        let manifest = manifest(&batch);
+        let model = &manifest.model;
+        assert!(
+            model.source.starts_with("openai:http://127.0.0.1:"),
+            "{}",
+            model.source
+        );
+        assert_eq!(model.name, "qwen2.5-coder-1.5b-instruct");
+        assert_eq!(model.recipe, "llama_cpp_prefill");
+        assert_eq!(
+            model.sha256.as_deref(),
+            Some("cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
+        );
+        assert!(
+            model
+                .runtime
+                .as_deref()
+                .is_some_and(|r| r.contains("llama.cpp"))
+        );
+        assert_eq!((model.temperature, model.seed), (Some(0.0), Some(4217)));
+        assert_eq!(
+            manifest.prompt_hash,
+            support_desk::host::prompt::prompt_hash(),
+            "recorded with today's prompt"
+        );
+        let timings: Vec<f64> = batch
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ModelCall { seconds, .. } => Some(*seconds),
+                _ => None,
+            })
+            .collect();
+        assert!(!timings.is_empty());
+        assert!(
+            timings.iter().all(|s| *s > 0.05),
+            "every call took real model time"
+        );
+    }
+    let queue = read(&files[0]);
+    assert_eq!(queue.finished_tickets().len(), 48);
+    assert_eq!(manifest(&queue).host.person_prompt, None);
+}
+
+#[test]
+fn the_refund_batches_hold_a_consent_question_and_a_lead_form_for_the_desk() {
+    let refund_batches: Vec<Recording> = batches().iter().skip(1).map(|f| read(f)).collect();
+    assert!(!refund_batches.is_empty());
+    let mut leads = vec![];
+    for batch in &refund_batches {
+        let prompt = manifest(batch)
+            .host
+            .person_prompt
+            .clone()
+            .expect("a person's prompt");
+        assert_eq!(prompt.name, "shop.refund_order");
+        assert_eq!(batch.finished_tickets(), ["T-0003"]);
+        let asked: Vec<&str> = batch
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Consent { tool, .. } => Some(tool.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked, ["shop.issue_refund"]);
+        leads.extend(batch.events.iter().filter_map(|e| match e {
+            Event::InputRequest {
+                server,
+                message,
+                action,
+                ..
+            } => Some((
+                server.clone(),
+                message.contains("EUR 279.00"),
+                action.clone(),
+            )),
+            _ => None,
+        }));
+    }
     assert!(
-        timings.iter().all(|s| *s > 0.05),
-        "every call took real model time"
+        leads.contains(&("shop".to_owned(), true, "accept".to_owned()))
+            && leads.contains(&("shop".to_owned(), true, "decline".to_owned())),
+        "the shop asked a lead to release EUR 279.00, answered both ways: {leads:?}"
     );
 }
 
@@ -79,70 +143,90 @@ fn the_default_config_replays_the_committed_recording() {
     );
 }
 
-#[tokio::test]
-async fn replaying_the_recording_reproduces_every_call_and_the_summary() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut config = DeskConfig::bundled();
-    config.model.source = format!("replay:{}", recording_dir().display());
-    // The bundled shop, started from the built binary (the test harness is not it).
-    let mut shop = shop_config(Path::new(":memory:"));
-    shop.args = vec![
-        "serve".into(),
-        "shop".into(),
-        "--stdio".into(),
-        "--db".into(),
-        ":memory:".into(),
-        "--seed".into(),
-        "4217".into(),
-    ];
-    config.servers.insert("shop".into(), shop);
-    let options = RunOptions {
-        tickets: vec![],
-        script: Script {
-            approve_consent: true,
-            accept_forms: false,
-        },
-        record: Some(dir.path().join("replay")),
-        data_dir: Some(dir.path().join("data")),
-        notes: Default::default(),
-    };
-    let replayed = support_desk::headless::run(config, options)
-        .await
-        .expect("replay runs");
-    let recorded = summarize(&recording_dir()).expect("summary of the recording");
-    assert_eq!(replayed, recorded);
-    assert_eq!(replayed.errors, 0, "no ticket diverged");
+/// Every call, outcome and result text of a recording, by ticket.
+fn calls(recording: &Recording) -> Vec<(String, String, String)> {
+    let mut calls: Vec<_> = recording
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Outcome {
+                ticket, tool, text, ..
+            } => Some((ticket.clone(), tool.clone(), text.clone())),
+            _ => None,
+        })
+        .collect();
+    calls.sort_by(|a, b| a.0.cmp(&b.0));
+    calls
+}
 
-    let calls = |recording: &Recording| -> Vec<(String, String, String)> {
-        let mut calls: Vec<_> = recording
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Outcome {
-                    ticket, tool, text, ..
-                } => Some((ticket.clone(), tool.clone(), text.clone())),
-                _ => None,
-            })
-            .collect();
-        calls.sort_by(|a, b| a.0.cmp(&b.0));
-        calls
-    };
-    let again = Recording::read(&dir.path().join("replay")).expect("the replay's own recording");
-    assert_eq!(
-        calls(&again),
-        calls(&recording()),
-        "every call, outcome and result text"
-    );
+#[tokio::test]
+async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (index, file) in batches().iter().enumerate() {
+        let batch = read(file);
+        let host = &manifest(&batch).host;
+        let mut config = DeskConfig::bundled();
+        config.model.source = format!("replay:{}", recording_dir().display());
+        // The bundled shop, started from the built binary (the test harness is not it).
+        let mut shop = shop_config(Path::new(":memory:"));
+        shop.args = [
+            "serve", "shop", "--stdio", "--db", ":memory:", "--seed", "4217",
+        ]
+        .map(String::from)
+        .to_vec();
+        config.servers.insert("shop".into(), shop);
+        let tickets = if host.person_prompt.is_some() {
+            batch
+                .finished_tickets()
+                .into_iter()
+                .map(str::to_owned)
+                .collect()
+        } else {
+            vec![]
+        };
+        let replay = dir.path().join(format!("replay-{index}.jsonl"));
+        let options = RunOptions {
+            tickets,
+            prompt: host.person_prompt.clone(),
+            script: Script {
+                approve_consent: host.consent.ends_with("approve"),
+                accept_forms: host.lead.ends_with("accept"),
+            },
+            record: Some(replay.clone()),
+            data_dir: Some(dir.path().join(format!("data-{index}"))),
+            notes: Default::default(),
+        };
+        let replayed = support_desk::headless::run(config, options)
+            .await
+            .expect("replay runs");
+        let recorded = summarize(file).expect("summary of the batch");
+        assert_eq!(replayed, recorded, "{}", file.display());
+        assert_eq!(
+            replayed.errors,
+            0,
+            "no ticket diverged in {}",
+            file.display()
+        );
+        assert_eq!(
+            calls(&read(&replay)),
+            calls(&batch),
+            "every call, outcome and result text of {}",
+            file.display()
+        );
+    }
 }
 
 #[test]
-fn the_recordings_readme_shows_the_summary_read_from_the_recording() {
+fn the_recordings_readme_shows_each_batchs_summary_read_from_the_recording() {
     let readme = std::fs::read_to_string(recording_dir().join("README.md"))
         .expect("recordings/ticket-runs/README.md");
-    let summary = summarize(&recording_dir()).expect("summary");
-    assert!(
-        readme.contains(&summary.to_text()),
-        "the README's summary block must be `support-desk summary recordings/ticket-runs` output:\n{}",
-        summary.to_text()
-    );
+    for file in batches() {
+        let summary = summarize(&file).expect("summary");
+        assert!(
+            readme.contains(&summary.to_text()),
+            "the README must show `support-desk summary {}`:\n{}",
+            file.display(),
+            summary.to_text()
+        );
+    }
 }

@@ -471,7 +471,7 @@ async fn the_review_refund_prompt_names_the_order_and_the_steps() {
     let prompts = client.list_all_prompts().await.expect("list prompts");
     assert_eq!(
         prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
-        ["review_refund"]
+        ["review_refund", "refund_order"]
     );
     let arguments = json!({"order_id": "o1744"})
         .as_object()
@@ -496,6 +496,42 @@ async fn the_review_refund_prompt_names_the_order_and_the_steps() {
         .get_prompt(GetPromptRequestParams::new("review_refund").with_arguments(arguments))
         .await;
     assert!(missing.is_err());
+}
+
+#[tokio::test]
+async fn the_refund_order_prompt_asks_for_a_quote_then_its_refund_of_the_chosen_line() {
+    let client = shop(Lead::default()).await;
+    let ask = |arguments: serde_json::Value| {
+        let request = GetPromptRequestParams::new("refund_order")
+            .with_arguments(arguments.as_object().expect("object").clone());
+        let client = &client;
+        async move { client.get_prompt(request).await }
+    };
+    let (order, sku) = delivered_line(true);
+    let whole = ask(json!({"order_id": order.order_id, "sku": ""}))
+        .await
+        .expect("the whole order");
+    let text = serde_json::to_string(&whole.messages).expect("messages");
+    assert!(text.contains("the whole order"), "{text}");
+    let quote_at = text.find("quote_refund").expect("names the quote tool");
+    let issue_at = text.find("issue_refund").expect("names the refund tool");
+    assert!(quote_at < issue_at, "quote first, then refund: {text}");
+    assert!(text.contains("EUR 150.00"), "names the limit: {text}");
+
+    let line = ask(json!({"order_id": order.order_id, "sku": sku.to_lowercase()}))
+        .await
+        .expect("one line");
+    let text = serde_json::to_string(&line.messages).expect("messages");
+    assert!(text.contains(&format!("the line {sku}")), "{text}");
+
+    let error = ask(json!({"order_id": order.order_id, "sku": "KG-9999"}))
+        .await
+        .expect_err("a line the order does not have");
+    assert!(error.to_string().contains("its lines are"), "{error}");
+    let error = ask(json!({"order_id": "O-7144"}))
+        .await
+        .expect_err("an order the shop does not have");
+    assert!(error.to_string().contains("O-7144"), "{error}");
 }
 
 #[tokio::test]

@@ -59,6 +59,29 @@ fn seeded_quote_ids_repeat_from_a_fresh_database_and_differ_by_seed() {
 }
 
 #[test]
+fn a_seeded_quote_id_does_not_depend_on_what_was_quoted_before() {
+    let (small, small_sku) = delivered_line(false);
+    let (large, large_sku) = delivered_line(true);
+    assert_ne!(small.order_id, large.order_id);
+    let alone = open(Path::new(":memory:"), QuoteIds::Seeded(4217))
+        .quote(&large.order_id, Some(&large_sku), "broken")
+        .expect("quote");
+    let after_others = open(Path::new(":memory:"), QuoteIds::Seeded(4217));
+    for _ in 0..2 {
+        after_others
+            .quote(&small.order_id, Some(&small_sku), "changed my mind")
+            .expect("quote");
+    }
+    after_others
+        .quote(&large.order_id, None, "all of it")
+        .expect("quote of the whole order");
+    let later = after_others
+        .quote(&large.order_id, Some(&large_sku), "broken")
+        .expect("quote");
+    assert_eq!(later.quote_id, alone.quote_id);
+}
+
+#[test]
 fn random_quote_ids_do_not_repeat() {
     let (order, sku) = delivered_line(false);
     let ids: Vec<String> = (0..2)

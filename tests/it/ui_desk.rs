@@ -274,7 +274,7 @@ fn keys_ask_the_host_to_work_one_ticket_or_the_queue() {
 fn work_all_sends_the_waiting_tickets_and_shows_progress() {
     let mut app = app();
     worked(&mut app);
-    let Some(Command::WorkQueue(ids)) =
+    let Some(Command::WorkQueue { tickets: ids, .. }) =
         app.on_key(KeyEvent::new(KeyCode::Char('W'), KeyModifiers::SHIFT))
     else {
         panic!("a queue command");
@@ -346,6 +346,106 @@ fn the_draft_editor_opens_on_e_and_sending_goes_to_the_host() {
     app.on_key(key(KeyCode::Char('e')));
     assert!(matches!(app.modal, Some(Modal::Draft(..))));
     insta::assert_snapshot!("desk_draft_editor_120x36", screen(&app, 120, 36));
+}
+
+#[test]
+fn an_edited_draft_is_checked_again_and_the_editor_shows_what_the_host_found() {
+    let mut app = app();
+    worked(&mut app);
+    select(&mut app, "T-0009");
+    app.on_key(key(KeyCode::Char('e')));
+    app.on_key(key(KeyCode::End));
+    for _ in 0.."will be sent today.".len() {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    for c in "can be refunded once it is back with us.".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let Some(Command::EditDraft { ticket, text }) = app.on_key(ctrl('k')) else {
+        panic!("Ctrl-K asks the host to check the edit");
+    };
+    assert_eq!(ticket, "T-0009");
+    assert!(
+        text.ends_with("can be refunded once it is back with us."),
+        "{text}"
+    );
+    assert!(
+        matches!(app.modal, Some(Modal::Draft(..))),
+        "the editor stays open"
+    );
+
+    // The host found nothing left open in the edited text.
+    app.on_host(HostEvent::States(vec![
+        support_desk::host::desk_state::TicketState {
+            ticket: "T-0009".into(),
+            status: support_desk::host::desk_state::TicketStatus::DraftReady,
+            draft: Some(text.clone()),
+            findings: vec![],
+            model_calls: 3,
+            sent: None,
+            handed_to: None,
+            note: None,
+            updated_at: 0,
+        },
+    ]));
+    let shown = screen(&app, 120, 36);
+    assert!(shown.contains("Checked: no findings are open"), "{shown}");
+    assert!(!shown.contains("promises a refund"), "{shown}");
+    let Some(Command::SendReply {
+        override_reason, ..
+    }) = app.on_key(ctrl('s'))
+    else {
+        panic!("with nothing open, Ctrl-S sends");
+    };
+    assert_eq!(override_reason, None);
+}
+
+#[test]
+fn pasted_text_goes_into_the_open_editor_or_field_without_escape_sequences() {
+    let mut app = app();
+    worked(&mut app);
+    select(&mut app, "T-0009");
+    app.on_paste("w");
+    assert!(app.modal.is_none(), "a paste is never read as keys");
+    app.on_key(key(KeyCode::Char('e')));
+    app.on_key(key(KeyCode::End));
+    app.on_paste("\nThanks for\x1b[2J your patience,\nthe team");
+    let Some(Command::EditDraft { text, .. }) = app.on_key(ctrl('k')) else {
+        panic!("Ctrl-K keeps the edit");
+    };
+    assert!(
+        text.ends_with("\nThanks for your patience,\nthe team"),
+        "{text:?}"
+    );
+
+    app.modal = None;
+    app.on_host(HostEvent::Prompts(vec![PromptInfo {
+        name: "shop.refund_order".into(),
+        description: "Refund a customer's order, or one line of it.".into(),
+        arguments: vec![
+            ("order_id".into(), "The order to refund.".into(), true),
+            ("sku".into(), "The one line to refund.".into(), false),
+        ],
+    }]));
+    select(&mut app, "T-0003");
+    app.on_key(key(KeyCode::Char('p')));
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Tab));
+    app.on_paste("KG-10\x1b[31m10");
+    app.on_key(ctrl('r'));
+    let Some(Command::RunPrompt { ticket, prompt }) = app.on_key(key(KeyCode::Enter)) else {
+        panic!("the reviewed arguments run the prompt");
+    };
+    assert_eq!(ticket, "T-0003");
+    assert_eq!(prompt.name, "shop.refund_order");
+    assert_eq!(
+        prompt.arguments.get("sku").map(String::as_str),
+        Some("KG-1010")
+    );
+    assert_eq!(
+        prompt.arguments.get("order_id").map(String::as_str),
+        Some("O-1587")
+    );
 }
 
 #[test]

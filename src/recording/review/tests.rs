@@ -95,6 +95,7 @@ fn quote_ticket_events() -> Vec<Event> {
         ticket: "T-0009".to_owned(),
         tools: vec!["shop.quote_refund".to_owned()],
         attached: vec![],
+        request: None,
     }];
     events.extend(call(
         "T-0009",
@@ -372,9 +373,38 @@ fn tickets_come_in_id_order_and_one_the_shop_lacks_still_shows() {
 }
 
 #[test]
-fn the_real_recording_has_48_tickets_whose_turns_add_up_to_its_model_calls() {
+fn the_committed_recording_shows_each_run_of_a_ticket_on_its_own() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
     let review = Review::open(&path).expect("the committed recording reads");
+    let turns: usize = review.tickets.iter().map(|t| t.turns.len()).sum();
+    assert_eq!(turns, review.summary.model_calls);
+    let t0003: Vec<&ReviewTicket> = review
+        .tickets
+        .iter()
+        .filter(|t| t.ticket == "T-0003")
+        .collect();
+    assert!(
+        t0003.len() > 1,
+        "the queue's run and the person's prompt runs"
+    );
+    assert_eq!(t0003[0].request, None, "the queue's run comes first");
+    assert!(
+        t0003[1..].iter().all(|t| t
+            .request
+            .as_deref()
+            .is_some_and(|r| r.contains("shop.refund_order"))),
+        "each later run carries the person's request"
+    );
+    let ids: Vec<&str> = review.tickets.iter().map(|t| t.ticket.as_str()).collect();
+    assert!(ids.is_sorted(), "in ticket order: {ids:?}");
+}
+
+/// A real run of the local model over the queue, kept as a fixture (tests/fixtures/README.md).
+#[test]
+fn a_real_recording_has_48_tickets_whose_turns_add_up_to_its_model_calls() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ticket-runs-2026-11-29.jsonl");
+    let review = Review::open(&path).expect("the fixture recording reads");
     assert_eq!(review.tickets.len(), 48);
     let turns: usize = review.tickets.iter().map(|t| t.turns.len()).sum();
     assert_eq!(turns, review.summary.model_calls);

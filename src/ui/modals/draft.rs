@@ -31,6 +31,9 @@ pub enum DraftAction {
     },
     /// Hand the ticket to a person, with a note for them.
     HandToPerson { note: String },
+    /// Keep the edits in `text` and check them again; the editor stays open and the new
+    /// findings come back through [`DraftEditor::set_findings`].
+    Check { text: String },
     /// Close the editor, keeping the edits in `text`.
     Close { text: String },
 }
@@ -75,8 +78,11 @@ pub struct DraftEditor {
     findings: Vec<String>,
     draft: TextArea<'static>,
     mode: Mode,
-    /// Why the last key did not do what it usually does (a blank reason, an empty reply).
+    /// Why the last key did not do what it usually does (a blank reason, an empty reply),
+    /// or what a check found.
     notice: Option<&'static str>,
+    /// Ctrl-K asked for a check whose findings have not come back yet.
+    checking: bool,
 }
 
 impl DraftEditor {
@@ -89,7 +95,31 @@ impl DraftEditor {
             draft: TextArea::new(draft_lines),
             mode: Mode::Editing,
             notice: None,
+            checking: false,
         }
+    }
+
+    /// The findings of the draft as last checked (after Ctrl-K, the edited text).
+    pub fn set_findings(&mut self, findings: &[String]) {
+        self.findings = findings.iter().map(|finding| one_line(finding)).collect();
+        if !std::mem::take(&mut self.checking) {
+            return;
+        }
+        self.notice = Some(if self.findings.is_empty() {
+            "Checked: no findings are open, Ctrl-S sends."
+        } else {
+            "Checked: the findings above are still open."
+        });
+    }
+
+    /// Pasted text goes where you are typing: into the reply (newlines kept), or as one line
+    /// into the reason or note being asked for. Escape sequences never get in.
+    pub fn paste(&mut self, text: &str) {
+        self.notice = None;
+        match &mut self.mode {
+            Mode::Editing => self.draft.insert_str(clean(text)),
+            Mode::Asking { input, .. } => input.insert_str(one_line(text)),
+        };
     }
 
     /// The draft as it stands, edits included.
@@ -112,6 +142,10 @@ impl DraftEditor {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('s') if ctrl => self.send(),
+            KeyCode::Char('k') if ctrl => {
+                self.checking = true;
+                ModalOutcome::Answered(DraftAction::Check { text: self.text() })
+            }
             KeyCode::Char('p') if ctrl => {
                 self.ask(Prompt::HandOffNote);
                 ModalOutcome::Pending
@@ -346,8 +380,9 @@ impl DraftEditor {
         let keys: &[(&str, &str)] = match &self.mode {
             Mode::Editing => &[
                 ("Ctrl-S", " send"),
-                ("Ctrl-P", " hand to a person"),
-                ("Esc", " closes, keeping your edits"),
+                ("Ctrl-K", " check"),
+                ("Ctrl-P", " to a person"),
+                ("Esc", " close, keep edits"),
             ],
             Mode::Asking {
                 prompt: Prompt::OverrideReason,

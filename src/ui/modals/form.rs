@@ -108,6 +108,37 @@ impl FormModal {
         &self.ask
     }
 
+    /// Pasted text goes into the focused text or number field as one line; a number field
+    /// keeps only the characters it would let you type.
+    pub fn paste(&mut self, text: &str) {
+        let FormKind::Fields(fields) = &self.ask.kind else {
+            return;
+        };
+        let (Some(field), Some(editor), Step::Editing) = (
+            fields.get(self.focus),
+            self.editors.get_mut(self.focus),
+            self.step,
+        ) else {
+            return;
+        };
+        let line = one_line(text);
+        let changed = match editor {
+            Editor::Text(input) => input.insert_str(line),
+            Editor::Number(input) => {
+                let kept: String = line
+                    .chars()
+                    .filter(|c| number_char(&field.kind, *c))
+                    .collect();
+                input.insert_str(kept)
+            }
+            Editor::Boolean(_) | Editor::Choice(_) | Editor::Choices { .. } => false,
+        };
+        if changed {
+            self.edited[self.focus] = true;
+            self.check();
+        }
+    }
+
     /// Esc cancels and Ctrl-D declines at every step; Enter sends only from the review (or
     /// accepts a URL request).
     pub fn handle_key(&mut self, key: KeyEvent) -> ModalOutcome<FormAnswer> {

@@ -139,7 +139,7 @@ fn esc_in_the_reason_prompt_goes_back_to_editing_the_draft() {
     assert_eq!(editor.text(), format!(">{DRAFT}"));
     let shown = screen(&draw(&editor, 80, 24));
     assert!(!shown.contains("Why send despite"));
-    assert!(shown.contains("Esc closes, keeping your edits"));
+    assert!(shown.contains("Esc close, keep edits"));
 }
 
 #[test]
