@@ -139,7 +139,7 @@ fn assert_the_shop_offers_its_tools_policies_and_prompt(seen: &Value) {
             "shop://policies/stock"
         ])
     );
-    assert_eq!(seen["prompts"], json!(["review_refund", "refund_order"]));
+    assert_eq!(seen["prompts"], json!(["refund_order", "review_refund"]));
     assert_eq!(seen["found"]["is_error"], false);
     assert_eq!(
         (
