@@ -24,8 +24,8 @@
 #![allow(clippy::print_stdout)]
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode};
@@ -44,6 +44,10 @@ use support_desk::shop::ShopWorld;
 use support_desk::shop::data::Ticket;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
+
+use mock_model::{
+    Brain, MockModel, ModelSeen, call, first_user_message, queue_worker, tool_has_answered, words,
+};
 
 const BUILT_BIN: &str = env!("CARGO_BIN_EXE_support-desk");
 const RECORDING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recordings/ticket-runs");
@@ -185,7 +189,7 @@ const WITH_CALL: &str = "T-0009";
 const WITHOUT_CALL: &str = "T-0010";
 
 async fn ticket_bench(transport: Transport, scratch: &Path) -> TicketBench {
-    let mock = MockModel::start(Duration::ZERO, one_call_brain()).await;
+    let mock = MockModel::start(one_call_brain()).await;
     let recorded = scratch.join(format!("one-call-{}", transport.name()));
     let mut config = DeskConfig::bundled();
     config.servers.insert("shop".into(), transport.shop());
@@ -397,7 +401,7 @@ fn concurrency(runtime: &Runtime, report: &mut Report) {
     for concurrency in CONCURRENCY {
         let scratch = tempfile::tempdir().expect("a scratch directory");
         let (wall, model) = runtime.block_on(async {
-            let mock = MockModel::start(MODEL_LATENCY, queue_worker()).await;
+            let mock = MockModel::with_latency(MODEL_LATENCY, queue_worker()).await;
             let mut config = DeskConfig::bundled();
             config.model.source = format!("openai:{}", mock.url);
             config.limits.concurrency = concurrency;
@@ -722,185 +726,21 @@ impl Selection {
 }
 
 // ---------------------------------------------------------------------------------------
-// A mock OpenAI-compatible model on 127.0.0.1 (the small part of tests/it/mock_model.rs
-// these benches need, with a fixed latency per request).
+// The tests' mock OpenAI-compatible model on 127.0.0.1, with a fixed latency per request.
 
-type Brain = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
-
-struct MockModel {
-    url: String,
-    log: Arc<RequestLog>,
-    shutdown: tokio_util::sync::CancellationToken,
-}
-
-/// When requests came and answers left.
-#[derive(Default)]
-struct RequestLog {
-    requests: AtomicUsize,
-    /// Time from each request's arrival to its answer, summed: the model time as it really
-    /// was (a 100 ms sleep takes a little longer than 100 ms).
-    answering_nanos: AtomicU64,
-    first_request: Mutex<Option<Instant>>,
-    last_reply: Mutex<Option<Instant>>,
-}
-
-/// What the mock model saw, in time since `started`.
-struct ModelSeen {
-    requests: usize,
-    answering: Duration,
-    first_request: Duration,
-    last_reply: Duration,
-}
-
-impl Drop for MockModel {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-#[derive(Clone)]
-struct Mock {
-    brain: Brain,
-    latency: Duration,
-    log: Arc<RequestLog>,
-}
-
-impl MockModel {
-    async fn start(latency: Duration, brain: Brain) -> Self {
-        let log = Arc::new(RequestLog::default());
-        let mock = Mock {
-            brain,
-            latency,
-            log: Arc::clone(&log),
-        };
-        let app = axum::Router::new()
-            .route("/v1/chat/completions", axum::routing::post(complete))
-            .with_state(mock);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let url = format!("http://{}/v1", listener.local_addr().expect("address"));
-        let shutdown = tokio_util::sync::CancellationToken::new();
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-        });
-        Self { url, log, shutdown }
-    }
-
-    fn seen(&self, started: Instant) -> ModelSeen {
-        let since = |at: &Mutex<Option<Instant>>| {
-            at.lock()
-                .expect("the request log's lock")
-                .map_or(Duration::ZERO, |at| at.duration_since(started))
-        };
-        ModelSeen {
-            requests: self.log.requests.load(Ordering::Relaxed),
-            answering: Duration::from_nanos(self.log.answering_nanos.load(Ordering::Relaxed)),
-            first_request: since(&self.log.first_request),
-            last_reply: since(&self.log.last_reply),
-        }
-    }
-}
-
-async fn complete(
-    axum::extract::State(mock): axum::extract::State<Mock>,
-    axum::Json(request): axum::Json<Value>,
-) -> axum::Json<Value> {
-    let arrived = Instant::now();
-    let log = &mock.log;
-    log.requests.fetch_add(1, Ordering::Relaxed);
-    log.first_request
-        .lock()
-        .expect("the request log's lock")
-        .get_or_insert_with(Instant::now);
-    if !mock.latency.is_zero() {
-        tokio::time::sleep(mock.latency).await;
-    }
-    let reply = (mock.brain)(&request);
-    let answered = Instant::now();
-    log.answering_nanos.fetch_add(
-        answered.duration_since(arrived).as_nanos() as u64,
-        Ordering::Relaxed,
-    );
-    *log.last_reply.lock().expect("the request log's lock") = Some(answered);
-    axum::Json(reply)
-}
-
-fn call(wire_name: &str, arguments: Value) -> Value {
-    json!({
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "choices": [{
-            "index": 0,
-            "finish_reason": "tool_calls",
-            "message": {
-                "role": "assistant",
-                "content": null,
-                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": wire_name, "arguments": arguments.to_string()}}]
-            }
-        }]
-    })
-}
-
-fn words(text: &str) -> Value {
-    json!({
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]
-    })
-}
-
-/// The request's messages, and whether a tool has answered yet.
-fn read_request(request: &Value) -> (Vec<Value>, bool) {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let answered = messages.iter().any(|m| {
-        m["role"] == "tool"
-            || m["content"]
-                .as_str()
-                .is_some_and(|c| c.starts_with("<tool_response"))
-    });
-    (messages, answered)
-}
-
-fn first_user_message(messages: &[Value]) -> &str {
-    messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-}
+#[path = "../tests/it/mock_model.rs"]
+#[allow(dead_code)] // the benches use a part of what the tests need
+mod mock_model;
 
 /// One allowed call on WITH_CALL, then words; words at once on any other ticket.
 fn one_call_brain() -> Brain {
     Arc::new(|request: &Value| {
-        let (messages, answered) = read_request(request);
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
         let ticket = first_user_message(&messages);
-        if !answered && ticket.starts_with(&format!("Ticket {WITH_CALL} ")) {
+        if !tool_has_answered(&messages) && ticket.starts_with(&format!("Ticket {WITH_CALL} ")) {
             call("shop__get_order_status", json!({"order_id": "O-1744"}))
         } else {
             words("Thank you for writing. Your order O-1744 is on its way.")
         }
-    })
-}
-
-/// Works any ticket in two requests: list the customer's orders, then reply.
-fn queue_worker() -> Brain {
-    Arc::new(|request: &Value| {
-        let (messages, answered) = read_request(request);
-        if answered {
-            return words(
-                "Thank you for writing. I have looked up your orders and a colleague will follow up.",
-            );
-        }
-        let customer = first_user_message(&messages)
-            .split_whitespace()
-            .find(|w| w.starts_with("C-"))
-            .map(|w| w.trim_end_matches([',', '.']))
-            .unwrap_or("C-0000")
-            .to_owned();
-        call("shop__find_orders", json!({"customer_id": customer}))
     })
 }

@@ -223,6 +223,7 @@ async fn work(
     recorder: Option<Recorder>,
     options: RunOptions,
 ) -> anyhow::Result<Summary> {
+    let prompt = options.prompt;
     let HostHandle {
         commands,
         mut events,
@@ -238,10 +239,9 @@ async fn work(
         recorder,
         answerers: answerers(options.script),
         notes: options.notes,
-        person_prompt: options.prompt.clone(),
+        person_prompt: prompt.clone(),
     });
     let answering = tokio::spawn(answer_by_script(questions, options.script));
-    let prompt = options.prompt.clone();
     commands
         .send(Command::WorkQueue {
             tickets: ids,

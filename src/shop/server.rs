@@ -38,8 +38,6 @@ pub const SERVER_NAME: &str = "shop-support";
 /// The key of the lead's form in an `issue_refund` input request.
 pub const RELEASE_REQUEST: &str = "lead_release";
 
-/// The prompts the shop offers staff.
-const PROMPTS: [&str; 2] = ["review_refund", "refund_order"];
 /// Clients may cache the tool list this long (it changes only with a new server build).
 const TOOL_LIST_TTL_MS: u64 = 5 * 60 * 1000;
 /// Clients may cache the policies this long.
@@ -604,36 +602,7 @@ impl ServerHandler for ShopServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let review = Prompt::new(
-            "review_refund",
-            Some("Review a customer's refund request for one order against the refund policy."),
-            Some(vec![
-                PromptArgument::new("order_id")
-                    .with_title("Order")
-                    .with_description("The order to review: O- followed by four digits.")
-                    .with_required(true),
-            ]),
-        )
-        .with_title("Review a refund");
-        let refund = Prompt::new(
-            "refund_order",
-            Some(
-                "Refund a customer's order, or one line of it, as a person on the team decided: \
-                 quote it, then issue the quoted refund. Above the refund limit a lead releases it.",
-            ),
-            Some(vec![
-                PromptArgument::new("order_id")
-                    .with_title("Order")
-                    .with_description("The order to refund: O- followed by four digits.")
-                    .with_required(true),
-                PromptArgument::new("sku")
-                    .with_title("Line")
-                    .with_description("The SKU of the one line to refund; leave empty for the whole order.")
-                    .with_required(false),
-            ]),
-        )
-        .with_title("Refund an order");
-        Ok(ListPromptsResult::with_all_items(vec![review, refund])
+        Ok(ListPromptsResult::with_all_items(prompts())
             .with_ttl_ms(TOOL_LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
     }
@@ -654,8 +623,9 @@ impl ServerHandler for ShopServer {
                 .to_owned()
         };
         let prompt = request.name.as_str();
-        if !PROMPTS.contains(&prompt) {
-            let offered = PROMPTS.join(", ");
+        let offered: Vec<String> = prompts().into_iter().map(|p| p.name).collect();
+        if !offered.iter().any(|name| name == prompt) {
+            let offered = offered.join(", ");
             return Err(ErrorData::invalid_params(
                 format!("the shop has no prompt {prompt}; it offers {offered}"),
                 None,
@@ -716,4 +686,40 @@ impl ServerHandler for ShopServer {
                 .into(),
         )
     }
+}
+
+/// The prompts the shop offers staff, with their arguments.
+fn prompts() -> Vec<Prompt> {
+    let review = Prompt::new(
+        "review_refund",
+        Some("Review a customer's refund request for one order against the refund policy."),
+        Some(vec![
+            PromptArgument::new("order_id")
+                .with_title("Order")
+                .with_description("The order to review: O- followed by four digits.")
+                .with_required(true),
+        ]),
+    )
+    .with_title("Review a refund");
+    let refund = Prompt::new(
+        "refund_order",
+        Some(
+            "Refund a customer's order, or one line of it, as a person on the team decided: \
+             quote it, then issue the quoted refund. Above the refund limit a lead releases it.",
+        ),
+        Some(vec![
+            PromptArgument::new("order_id")
+                .with_title("Order")
+                .with_description("The order to refund: O- followed by four digits.")
+                .with_required(true),
+            PromptArgument::new("sku")
+                .with_title("Line")
+                .with_description(
+                    "The SKU of the one line to refund; leave empty for the whole order.",
+                )
+                .with_required(false),
+        ]),
+    )
+    .with_title("Refund an order");
+    vec![review, refund]
 }

@@ -112,6 +112,14 @@ impl Desk {
         }
     }
 
+    /// Waits for the queue and the shop, then selects T-0003 (the third ticket).
+    async fn select_t0003(&mut self) {
+        self.screen.wait_for("Queue (all) 48/48").await;
+        self.screen.wait_for("shop 2026-07-28").await;
+        self.press(b"jj");
+        self.screen.wait_for("T-0003 · C-0156").await;
+    }
+
     fn press(&mut self, keys: &[u8]) {
         self.writer.write_all(keys).expect("type");
         self.writer.flush().expect("flush");
@@ -180,10 +188,7 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
     .await;
     let mut desk = Desk::start(&["--model", &format!("openai:{}", model.url)]);
 
-    desk.screen.wait_for("Queue (all) 48/48").await;
-    desk.screen.wait_for("shop 2026-07-28").await;
-    desk.press(b"jj");
-    desk.screen.wait_for("T-0003 · C-0156").await;
+    desk.select_t0003().await;
     desk.press(b"w");
 
     let consent = desk.screen.wait_for("y approve").await;
@@ -219,10 +224,7 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_the_embedded_default_a_refund_above_the_limit_asks_for_consent_then_a_lead() {
     let mut desk = Desk::start(&[]);
-    desk.screen.wait_for("Queue (all) 48/48").await;
-    desk.screen.wait_for("shop 2026-07-28").await;
-    desk.press(b"jj");
-    desk.screen.wait_for("T-0003 · C-0156").await;
+    desk.select_t0003().await;
 
     desk.press(b"p");
     desk.screen.wait_for("shop.refund_order").await;

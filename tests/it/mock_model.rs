@@ -1,8 +1,10 @@
 //! A mock OpenAI-compatible chat-completions server on 127.0.0.1: it answers with whatever
-//! its "brain" decides for each request, and keeps every request it got.
+//! its "brain" decides for each request, after an optional latency, and keeps every request
+//! it got and when. The benchmarks include this file too (`benches/host.rs`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::extract::State;
@@ -14,7 +16,7 @@ pub type Brain = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 
 pub struct MockModel {
     pub url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
+    log: Arc<Mutex<RequestLog>>,
     shutdown: CancellationToken,
 }
 
@@ -24,18 +26,45 @@ impl Drop for MockModel {
     }
 }
 
+/// Every request, and when requests came and answers left.
+#[derive(Default)]
+struct RequestLog {
+    requests: Vec<Value>,
+    /// Time from each request's arrival to its answer, summed: the model time as it really
+    /// was (a 100 ms sleep takes a little longer than 100 ms).
+    answering: Duration,
+    first_request: Option<Instant>,
+    last_reply: Option<Instant>,
+}
+
+/// What the mock model saw, in time since a start the caller chose.
+#[allow(dead_code, reason = "the benchmarks' concurrency report reads it")]
+pub struct ModelSeen {
+    pub requests: usize,
+    pub answering: Duration,
+    pub first_request: Duration,
+    pub last_reply: Duration,
+}
+
 #[derive(Clone)]
 struct Shared {
     brain: Brain,
-    requests: Arc<Mutex<Vec<Value>>>,
+    latency: Duration,
+    log: Arc<Mutex<RequestLog>>,
 }
 
 impl MockModel {
     pub async fn start(brain: Brain) -> Self {
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        Self::with_latency(Duration::ZERO, brain).await
+    }
+
+    /// A model that takes `latency` to answer each request.
+    pub async fn with_latency(latency: Duration, brain: Brain) -> Self {
+        let log = Arc::new(Mutex::new(RequestLog::default()));
         let shared = Shared {
             brain,
-            requests: Arc::clone(&requests),
+            latency,
+            log: Arc::clone(&log),
         };
         let app = axum::Router::new()
             .route("/v1/chat/completions", post(complete))
@@ -51,25 +80,44 @@ impl MockModel {
                 .with_graceful_shutdown(stop.cancelled_owned())
                 .await;
         });
-        Self {
-            url,
-            requests,
-            shutdown,
-        }
+        Self { url, log, shutdown }
     }
 
     pub fn requests(&self) -> Vec<Value> {
-        self.requests.lock().expect("requests lock").clone()
+        self.log.lock().expect("request log lock").requests.clone()
+    }
+
+    /// How many requests came and when, measured from `started`.
+    #[allow(dead_code, reason = "the benchmarks' concurrency report reads it")]
+    pub fn seen(&self, started: Instant) -> ModelSeen {
+        let log = self.log.lock().expect("request log lock");
+        let since =
+            |at: Option<Instant>| at.map_or(Duration::ZERO, |at| at.duration_since(started));
+        ModelSeen {
+            requests: log.requests.len(),
+            answering: log.answering,
+            first_request: since(log.first_request),
+            last_reply: since(log.last_reply),
+        }
     }
 }
 
 async fn complete(State(shared): State<Shared>, Json(request): Json<Value>) -> Json<Value> {
-    shared
-        .requests
-        .lock()
-        .expect("requests lock")
-        .push(request.clone());
-    Json((shared.brain)(&request))
+    let arrived = Instant::now();
+    {
+        let mut log = shared.log.lock().expect("request log lock");
+        log.requests.push(request.clone());
+        log.first_request.get_or_insert(arrived);
+    }
+    if !shared.latency.is_zero() {
+        tokio::time::sleep(shared.latency).await;
+    }
+    let reply = (shared.brain)(&request);
+    let answered = Instant::now();
+    let mut log = shared.log.lock().expect("request log lock");
+    log.answering += answered.duration_since(arrived);
+    log.last_reply = Some(answered);
+    Json(reply)
 }
 
 /// A completion holding one native tool call.
@@ -119,17 +167,12 @@ pub fn scripted(replies: Vec<Value>) -> Brain {
 pub fn queue_worker() -> Brain {
     Arc::new(|request: &Value| {
         let messages = request["messages"].as_array().cloned().unwrap_or_default();
-        let answered = messages.iter().any(|m| m["role"] == "tool");
-        if answered {
+        if tool_has_answered(&messages) {
             return words(
                 "Thank you for writing. I have looked up your orders and a colleague will follow up.",
             );
         }
-        let ticket = messages
-            .iter()
-            .find(|m| m["role"] == "user")
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or("");
+        let ticket = first_user_message(&messages);
         let customer = ticket
             .split_whitespace()
             .find(|w| w.starts_with("C-"))
@@ -137,6 +180,25 @@ pub fn queue_worker() -> Brain {
             .unwrap_or("C-0000");
         call("shop__find_orders", json!({"customer_id": customer}))
     })
+}
+
+/// Whether a tool has answered yet: a `tool` message, or a user message under text_calls.
+pub fn tool_has_answered(messages: &[Value]) -> bool {
+    messages.iter().any(|m| {
+        m["role"] == "tool"
+            || m["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("<tool_response"))
+    })
+}
+
+/// The first user message of a conversation: the ticket.
+pub fn first_user_message(messages: &[Value]) -> &str {
+    messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
 }
 
 /// The system prompt of a request.
