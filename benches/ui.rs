@@ -8,7 +8,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use support_desk::host::api::Outcome;
-use support_desk::host::events::{HostEvent, Step};
+use support_desk::host::events::HostEvent;
+use support_desk::record::TicketState;
+use support_desk::record::transcript::{Entry, EntryKind};
 use support_desk::shop::ShopWorld;
 use support_desk::shop::data::Ticket;
 use support_desk::ui::app::App;
@@ -36,27 +38,28 @@ fn big_desk() -> App {
         "bench".into(),
     );
     let ticket = "T-00001".to_owned();
-    app.on_host(HostEvent::Started {
-        ticket: ticket.clone(),
-    });
-    for i in 0..TRANSCRIPT {
-        let step = match i % 4 {
-            0 => Step::ModelAsked { tool_list_chars: 3052, context_chars: 1900 },
-            1 => Step::Call { tool: "shop.get_order_status".into(), arguments: vec![("order_id".into(), "\"O-1744\"".into())] },
-            2 => Step::Outcome {
-                tool: "shop.get_order_status".into(),
-                outcome: Outcome::Result,
-                text: "{\n  \"order_id\": \"O-1744\",\n  \"status\": \"delivered\",\n  \"total\": \"42.70\"\n}".into(),
-                truncated: false,
-            },
-            _ => Step::ModelSaid { words: "Your order O-1744 was delivered on 4 June; I hope the mugs arrived safely.".into() },
-        };
-        app.on_host(HostEvent::Turn {
-            ticket: ticket.clone(),
-            turn: (i / 4) as u32 + 1,
-            step,
-        });
-    }
+    let entries = (0..TRANSCRIPT)
+        .map(|i| {
+            let turn = (i / 4) as u32 + 1;
+            let kind = match i % 4 {
+                0 => EntryKind::ModelCall { turn, seconds: 1.5, tool_list_chars: 3052, context_chars: 1900 },
+                1 => EntryKind::Call { turn, tool: "shop.get_order_status".into(), arguments: vec![("order_id".into(), "\"O-1744\"".into())] },
+                2 => EntryKind::Outcome {
+                    turn,
+                    tool: "shop.get_order_status".into(),
+                    outcome: Outcome::Result,
+                    text: "{\n  \"order_id\": \"O-1744\",\n  \"status\": \"delivered\",\n  \"total\": \"42.70\"\n}".into(),
+                    truncated: false,
+                },
+                _ => EntryKind::Said { turn, words: "Your order O-1744 was delivered on 4 June; I hope the mugs arrived safely.".into() },
+            };
+            Entry { by: Some("bench".into()), at: Some(1_796_117_400_000), kind }
+        })
+        .collect();
+    app.on_host(HostEvent::Record(vec![(
+        TicketState::new(&ticket),
+        entries,
+    )]));
     app
 }
 

@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{DeskConfig, layered_files};
 use crate::headless::{RunOptions, Script};
 use crate::host::api::PersonPrompt;
+use crate::host::core::Storage;
 use crate::partner::{Parcels, PartnerServer};
+use crate::record::DeskRecord;
 use crate::shop::http::{StaffTokens, TOKENS_ENV};
 use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
 
@@ -51,6 +53,10 @@ pub enum Command {
     Run(RunArgs),
     /// Connect to every configured server and describe it.
     Servers(CommonArgs),
+    /// Print every ticket's state as the desk's record has it.
+    Queue(QueueArgs),
+    /// Write the desk's record as a JSONL recording (for review, summary and replay:).
+    Export(ExportArgs),
     /// Print the summary of a recorded run, computed from the recording alone.
     Summary {
         /// The recording (a directory of .jsonl batches, or one .jsonl file).
@@ -81,6 +87,23 @@ pub struct CommonArgs {
     /// Where pins, remembered server revisions and desk state live.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Print it as one JSON object: {"tickets": [{"id", "state", "by", "at", "reason", "sent"}]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The .jsonl file to write (never overwritten).
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -220,11 +243,8 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
     if let Some(name) = args.model_name {
         config.model.name = name;
     }
-    let data_dir = crate::headless::data_dir(args.common.data_dir.as_deref());
-    let _log = match &data_dir {
-        Some(dir) => Some(crate::logging::to_file(&dir.join("logs"))?),
-        None => None,
-    };
+    let data_dir = desk_data_dir(args.common.data_dir.as_deref())?;
+    let _log = crate::logging::to_file(&data_dir.join("logs"))?;
     let model = crate::headless::build_model(&config)?;
     let described = model.describe();
     let source = config.model.source.clone();
@@ -232,11 +252,12 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
     let staff = std::env::var("SUPPORT_DESK_STAFF")
         .or_else(|_| std::env::var("USER"))
         .unwrap_or_else(|_| "staff".to_owned());
+    let storage = Storage::open(data_dir.clone(), &staff, &config.consent.allow)?;
     let handle = crate::host::task::spawn(crate::host::task::HostSetup {
         config,
         model,
         tickets: tickets.clone(),
-        storage: crate::host::core::Storage { data_dir },
+        storage,
         recorder: None,
         answerers: crate::host::task::Answerers {
             consent: format!("person: {staff}"),
@@ -250,7 +271,9 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
             .strip_prefix("replay:")
             .unwrap_or("recordings/ticket-runs"),
     );
-    let app = crate::ui::app::App::new(tickets, described, staff).with_review_source(review_source);
+    let app = crate::ui::app::App::new(tickets, described, staff)
+        .with_review_source(review_source)
+        .with_record(data_dir.join(crate::record::RECORD_FILE));
     crate::ui::terminal::run_desk(handle, app).await
 }
 
@@ -266,6 +289,15 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Review { path } => run_review(&path).await,
         Command::Serve { server } => serve(server).await,
         Command::Run(args) => run(args).await,
+        Command::Queue(args) => queue(args),
+        Command::Export(args) => {
+            let record = existing_record(args.common.data_dir.as_deref())?;
+            let count = crate::record::export(&record, &args.out)?;
+            write_stdout(&format!(
+                "{count} events written to {}\n",
+                args.out.display()
+            ))
+        }
         Command::Summary { path, json } => {
             let summary = crate::headless::summarize(&crate::headless::recording_path(
                 &path.to_string_lossy(),
@@ -287,6 +319,45 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             write_stdout(&text)
         }
     }
+}
+
+/// The data directory a desk keeps its record in: `--data-dir`, `SUPPORT_DESK_DATA_DIR`, or
+/// the user's data directory; created when missing.
+fn desk_data_dir(explicit: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    let Some(dir) = crate::headless::data_dir(explicit) else {
+        bail!("no home directory to keep the desk's record in; pass --data-dir DIR");
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The record of an existing desk, for reading it (`queue`, `export`).
+fn existing_record(explicit: Option<&std::path::Path>) -> anyhow::Result<DeskRecord> {
+    let Some(dir) = crate::headless::data_dir(explicit) else {
+        bail!("no home directory to find the desk's record in; pass --data-dir DIR");
+    };
+    let path = dir.join(crate::record::RECORD_FILE);
+    if !path.exists() {
+        bail!(
+            "there is no desk record at {}: open the desk there first (support-desk --data-dir {}), or name the right --data-dir",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(DeskRecord::open(&path, None, "reader", &[])?)
+}
+
+fn queue(args: QueueArgs) -> anyhow::Result<()> {
+    let config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
+    let tickets = crate::headless::load_tickets(&config)?;
+    let record = existing_record(args.common.data_dir.as_deref())?;
+    let rows = crate::record::queue(&tickets, &record.states()?);
+    let text = if args.json {
+        format!("{}\n", serde_json::json!({ "tickets": rows }))
+    } else {
+        crate::record::queue_text(&rows)
+    };
+    write_stdout(&text)
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -324,7 +395,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             accept_forms: matches!(args.lead, LeadScript::Accept),
         },
         record: args.record,
-        data_dir: crate::headless::data_dir(args.common.data_dir.as_deref()),
+        data_dir: args.common.data_dir.clone(),
         notes,
     };
     let (summary, for_person) = match &args.resume {

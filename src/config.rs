@@ -135,6 +135,30 @@ pub struct ServerConfig {
     pub enabled: bool,
 }
 
+/// Written in a server's `args`, it stands for the desk's data directory, so a bundled server
+/// keeps its files beside the desk's record.
+pub const DATA_DIR_PLACEHOLDER: &str = "{data_dir}";
+
+impl ServerConfig {
+    /// The same server with `{data_dir}` in its arguments made the data directory. Without
+    /// one, an argument naming a file there becomes `:memory:`: the server keeps nothing.
+    pub fn in_data_dir(&self, data_dir: Option<&std::path::Path>) -> ServerConfig {
+        let args = self
+            .args
+            .iter()
+            .map(|arg| match data_dir {
+                _ if !arg.contains(DATA_DIR_PLACEHOLDER) => arg.clone(),
+                Some(dir) => arg.replace(DATA_DIR_PLACEHOLDER, &dir.to_string_lossy()),
+                None => ":memory:".to_owned(),
+            })
+            .collect();
+        ServerConfig {
+            args,
+            ..self.clone()
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }

@@ -22,6 +22,9 @@ use crate::model::replay::ReplayModel;
 use crate::recording::{Event, Manifest, Recorder, Recording};
 use crate::shop::data::Ticket;
 
+/// Who a scripted run's events are by, in the desk's record.
+pub const RUN_PERSON: &str = "script";
+
 /// How the scripted person answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Script {
@@ -224,6 +227,19 @@ async fn work(
     options: RunOptions,
 ) -> anyhow::Result<Summary> {
     let prompt = options.prompt;
+    // A run continues the desk whose data directory it is given (only tickets nobody touched
+    // are worked); without one it starts from nothing, so a replay can be run again and again.
+    let fresh;
+    let data_dir = match &options.data_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            fresh = tempfile::tempdir().context("creating a temporary data directory")?;
+            fresh.path().to_owned()
+        }
+    };
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("creating the data directory {}", data_dir.display()))?;
+    let storage = Storage::open(data_dir, RUN_PERSON, &config.consent.allow)?;
     let HostHandle {
         commands,
         mut events,
@@ -233,9 +249,7 @@ async fn work(
         config,
         model,
         tickets,
-        storage: Storage {
-            data_dir: options.data_dir.clone(),
-        },
+        storage,
         recorder,
         answerers: answerers(options.script),
         notes: options.notes,
@@ -251,11 +265,16 @@ async fn work(
     let mut summary = None;
     while let Some(event) = events.recv().await {
         match event {
-            HostEvent::Done {
+            HostEvent::Happened {
                 ticket,
-                error: Some(error),
+                state:
+                    crate::record::TicketState {
+                        reason: Some(reason),
+                        state: crate::record::Lifecycle::NeedsPerson,
+                        ..
+                    },
                 ..
-            } => tracing::warn!(%ticket, %error, "ticket ended with an error"),
+            } => tracing::info!(%ticket, %reason, "needs a person"),
             HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
             HostEvent::QueueFinished(done) => {
                 summary = Some(done);
@@ -267,13 +286,10 @@ async fn work(
                     tracing::error!(server = %server.prefix, error = ?server.error, "server not connected");
                 }
             }
-            HostEvent::Started { .. }
-            | HostEvent::Turn { .. }
-            | HostEvent::Done { .. }
+            HostEvent::Happened { .. }
+            | HostEvent::Record(_)
             | HostEvent::Prompts(_)
-            | HostEvent::Resources(_)
-            | HostEvent::States(_)
-            | HostEvent::Attached { .. } => {}
+            | HostEvent::Resources(_) => {}
         }
     }
     task.await?;
@@ -493,7 +509,10 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
         config,
         model,
         vec![],
-        Storage { data_dir },
+        Storage {
+            data_dir,
+            record: None,
+        },
         None,
         questions_tx,
         events_tx,

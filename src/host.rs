@@ -7,7 +7,6 @@ pub mod calls;
 pub mod checks;
 pub mod consent;
 pub mod core;
-pub mod desk_state;
 pub mod events;
 pub mod form;
 pub mod names;

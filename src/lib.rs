@@ -13,6 +13,7 @@ pub mod logging;
 pub mod model;
 pub mod money;
 pub mod partner;
+pub mod record;
 pub mod recording;
 pub mod serve;
 pub mod shop;

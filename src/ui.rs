@@ -8,6 +8,7 @@ pub mod review;
 pub mod sanitize;
 pub mod terminal;
 pub mod theme;
+pub mod transcript;
 
 /// What a modal says after a key press. A modal answers its own question and says so; it
 /// holds no channel sender.

@@ -33,22 +33,25 @@ pub enum Command {
         ticket: TicketId,
         prompt: PersonPrompt,
     },
-    /// Send a ticket's reply (to the outbox). Refused while check findings are open unless
-    /// `override_reason` says why.
+    /// Send a ticket's reply (to the outbox). The text is checked against the ticket's call
+    /// log first; refused while findings are open unless `override_reason` says why.
     SendReply {
         ticket: TicketId,
         text: String,
-        by: String,
         override_reason: Option<String>,
     },
-    /// Keep a staff member's edits to a draft.
+    /// Keep a person's edit of a reply, checked against the ticket's call log.
     EditDraft { ticket: TicketId, text: String },
-    /// Mark a ticket for a person to handle.
+    /// Hand a ticket over to someone, with a note for them.
     HandToPerson {
         ticket: TicketId,
-        by: String,
+        to: String,
         note: String,
     },
+    /// An internal note on a ticket: never sent, never shown to the model.
+    AddNote { ticket: TicketId, text: String },
+    /// List every server's resources again (the person's picker).
+    ListResources,
     /// Stop: close every server connection and end the host task.
     Shutdown,
 }

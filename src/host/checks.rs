@@ -35,6 +35,8 @@ pub enum Finding {
     PromiseOfFailedCall { tool: String, phrase: String },
     /// The reply says a refund is done or paid while the shop holds it for a lead.
     HeldRefundCalledDone { phrase: String },
+    /// A finding an older desk file kept only as its sentence; carried over as it was.
+    Carried { reason: String },
 }
 
 impl Finding {
@@ -53,6 +55,7 @@ impl Finding {
             Finding::HeldRefundCalledDone { phrase } => format!(
                 "The reply calls the refund done (\"{phrase}\") but the shop holds it for a lead; tell the customer it awaits a lead's review."
             ),
+            Finding::Carried { reason } => reason.clone(),
         }
     }
 }

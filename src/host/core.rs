@@ -16,14 +16,15 @@ use super::api::{
 use super::calls::{self, CallPlan};
 use super::checks::{self, CallFact, Finding};
 use super::consent::{self, ConsentGate, Pins, Verdict};
-use super::desk_state::DeskState;
-use super::events::{HostEvent, Step};
+use super::events::HostEvent;
 use super::names::{NameTable, ToolName};
 use super::prompt::{self, Attached};
 use super::servers::ServerConn;
 use crate::config::DeskConfig;
 use crate::model::Model;
 use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec, tool_response_block};
+use crate::record::transcript::{display_arguments, entries_of};
+use crate::record::{DeskRecord, RecordError, TicketState};
 use crate::recording::{Event, Recorder};
 use crate::shop::data::Ticket;
 
@@ -46,22 +47,37 @@ pub struct Host {
     events: mpsc::UnboundedSender<HostEvent>,
     attached: Vec<Attached>,
     extra: Mutex<BTreeMap<String, Vec<Attached>>>,
-    state: Option<DeskState>,
+    /// The desk's record: every event is appended here before anyone is shown it.
+    record: Arc<DeskRecord>,
     tickets: Vec<Ticket>,
     request_counter: std::sync::atomic::AtomicU64,
-    /// Every event of this run, also when nothing is recorded to a file.
-    log: std::sync::Mutex<Vec<Event>>,
     /// How each tool compared with its pin at the last listing.
     pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
-    /// What each ticket's last run in this process really did, and the customer's text, so
-    /// that a person's edit of its draft is checked against the same call log.
-    ran: std::sync::Mutex<BTreeMap<String, (Vec<CallFact>, String)>>,
 }
 
-/// Where the host keeps what outlives it: pins, remembered server revisions, desk state.
-#[derive(Debug, Clone, Default)]
+/// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
+#[derive(Clone, Default)]
 pub struct Storage {
     pub data_dir: Option<PathBuf>,
+    /// The desk's record; without one the host keeps a record in memory for its own life.
+    pub record: Option<Arc<DeskRecord>>,
+}
+
+impl Storage {
+    /// The data directory's record (created when new, migrated when older), or the reason it
+    /// cannot be used, naming the file.
+    pub fn open(data_dir: PathBuf, person: &str, allow: &[String]) -> Result<Self, RecordError> {
+        let record = DeskRecord::open(
+            &data_dir.join(crate::record::RECORD_FILE),
+            Some(&data_dir.join(crate::record::OUTBOX_FILE)),
+            person,
+            allow,
+        )?;
+        Ok(Self {
+            data_dir: Some(data_dir),
+            record: Some(Arc::new(record)),
+        })
+    }
 }
 
 /// How one ticket went.
@@ -90,6 +106,7 @@ impl Host {
         let mut servers = Vec::new();
         let mut summaries = Vec::new();
         for (prefix, server) in config.enabled_servers() {
+            let server = &server.in_data_dir(storage.data_dir.as_deref());
             match ServerConn::connect_within(
                 prefix,
                 server,
@@ -114,11 +131,22 @@ impl Host {
             }
         }
         let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
-        let state = storage.data_dir.as_ref().and_then(|dir| {
-            DeskState::open(&dir.join("desk.sqlite3"), &dir.join("outbox.jsonl"))
-                .map_err(|e| tracing::error!(error = %e, "desk state unavailable; ticket states will not be kept"))
-                .ok()
+        let record = storage.record.clone().unwrap_or_else(|| {
+            Arc::new(
+                DeskRecord::in_memory("desk", &config.consent.allow)
+                    .expect("an in-memory SQLite database always opens"),
+            )
         });
+        // Runs cut off when a desk on this record stopped are settled before any new work,
+        // so none of them is ever taken up again by itself.
+        match record.settle_interrupted() {
+            Ok(settled) => {
+                for appended in settled {
+                    tracing::warn!(ticket = ?appended.state.as_ref().map(|s| &s.ticket), "a run was cut off; the ticket needs a person");
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "could not settle interrupted runs"),
+        }
         let host = Self {
             gate: ConsentGate::new(config.consent.allow.iter().cloned()),
             config,
@@ -132,12 +160,10 @@ impl Host {
             events,
             attached: Vec::new(),
             extra: Mutex::new(BTreeMap::new()),
-            state,
+            record,
             tickets,
             request_counter: Default::default(),
-            log: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
-            ran: std::sync::Mutex::new(BTreeMap::new()),
         };
         let mut host = host;
         host.refresh_tools().await;
@@ -337,16 +363,35 @@ impl Host {
         all
     }
 
-    /// The desk's record of every ticket, when it keeps one.
-    pub fn states(&self) -> Vec<super::desk_state::TicketState> {
-        self.state
-            .as_ref()
-            .and_then(|s| s.all().ok())
-            .unwrap_or_default()
+    /// The desk's record.
+    pub fn record(&self) -> &DeskRecord {
+        &self.record
     }
 
-    pub fn desk_state(&self) -> Option<&DeskState> {
-        self.state.as_ref()
+    /// Every ticket the record knows, with its state and its whole history as transcript
+    /// entries.
+    pub fn history(
+        &self,
+    ) -> Result<Vec<(TicketState, Vec<crate::record::transcript::Entry>)>, RecordError> {
+        let mut by_ticket: BTreeMap<String, Vec<crate::record::transcript::Entry>> =
+            BTreeMap::new();
+        for stored in self.record.events_after(0)? {
+            if let Some(ticket) = stored.event.ticket() {
+                by_ticket
+                    .entry(ticket.to_owned())
+                    .or_default()
+                    .extend(entries_of(&stored.event, Some(&stored.by), Some(stored.at)));
+            }
+        }
+        Ok(self
+            .record
+            .states()?
+            .into_iter()
+            .map(|state| {
+                let entries = by_ticket.remove(&state.ticket).unwrap_or_default();
+                (state, entries)
+            })
+            .collect())
     }
 
     /// Adds one resource to one ticket's context; returns its size in bytes.
@@ -368,6 +413,14 @@ impl Host {
             title: uri.to_owned(),
             text,
         };
+        self.report(Event::Attached {
+            ticket: ticket.to_owned(),
+            by: self.record.person().to_owned(),
+            server: server.to_owned(),
+            uri: uri.to_owned(),
+            bytes,
+        })
+        .map_err(|e| e.to_string())?;
         self.extra
             .lock()
             .await
@@ -381,23 +434,33 @@ impl Host {
         self.servers.iter().find(|s| s.prefix == prefix).cloned()
     }
 
-    fn emit(&self, ticket: &str, turn: u32, step: Step) {
-        let _ = self.events.send(HostEvent::Turn {
-            ticket: ticket.to_owned(),
-            turn,
-            step,
-        });
-    }
-
-    fn record(&self, event: Event) {
-        self.log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event.clone());
+    /// Reports one happening: appended to the desk's record first (a kill after this loses
+    /// nothing), then to the recording when there is one, then handed to whoever listens.
+    /// Refused when the ticket's state forbids the event (a sent ticket stays sent).
+    fn report(&self, event: Event) -> Result<(), RecordError> {
+        let appended = self.record.append(&event)?;
         if let Some(recorder) = &self.recorder
             && let Err(e) = recorder.write(&event)
         {
             tracing::error!(error = %e, "could not write to the recording");
+        }
+        if let (Some(ticket), Some(state)) = (event.ticket(), appended.state) {
+            let stored = &appended.stored;
+            let _ = self.events.send(HostEvent::Happened {
+                ticket: ticket.to_owned(),
+                entries: entries_of(&event, Some(&stored.by), Some(stored.at)),
+                state,
+            });
+        }
+        Ok(())
+    }
+
+    /// Records an event of a run under way; a failure is logged, and the run goes on (its
+    /// effects are real whether or not the record could keep them).
+    fn report_in_run(&self, event: Event) {
+        if let Err(e) = self.report(event) {
+            tracing::error!(error = %e, "the desk's record did not take an event");
+            let _ = self.events.send(HostEvent::Problem(e.to_string()));
         }
     }
 
@@ -440,6 +503,22 @@ impl Host {
         } else {
             ids.iter()
                 .filter_map(|id| self.tickets.iter().find(|t| &t.ticket_id == id).cloned())
+                .collect()
+        };
+        // The queue takes only tickets nobody has touched: a sent, handed-over or interrupted
+        // ticket is a person's to take up again. A person's prompt is their own request.
+        let tickets: Vec<Ticket> = if prompt.is_some() {
+            tickets
+        } else {
+            let states = self.record.states().map_err(|e| e.to_string())?;
+            tickets
+                .into_iter()
+                .filter(|t| {
+                    states
+                        .iter()
+                        .find(|s| s.ticket == t.ticket_id)
+                        .is_none_or(|s| s.state == crate::record::Lifecycle::New)
+                })
                 .collect()
         };
         let gate = Arc::new(Semaphore::new(concurrency.max(1)));
@@ -498,24 +577,6 @@ impl Host {
                 content: extra.clone(),
             });
         }
-        if let Some(state) = &self.state
-            && let Err(e) = state.started(id)
-        {
-            tracing::warn!(ticket = id, error = %e, "desk state not updated");
-        }
-        let _ = self.events.send(HostEvent::Started {
-            ticket: id.to_owned(),
-        });
-        self.record(Event::TicketStarted {
-            ticket: id.to_owned(),
-            tools: specs.iter().map(|s| s.name.clone()).collect(),
-            attached: attached.iter().map(|a| a.uri.clone()).collect(),
-            request: extra_prompt,
-        });
-
-        let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
-        let mut seen: Vec<String> = vec![ticket_text.clone(), ticket.customer_id.clone()];
-        let mut facts: Vec<CallFact> = Vec::new();
         let mut run = TicketRun {
             ticket: id.to_owned(),
             model_calls: 0,
@@ -524,6 +585,21 @@ impl Host {
             stopped_at_turn_limit: false,
             error: None,
         };
+        let started = self.report(Event::TicketStarted {
+            ticket: id.to_owned(),
+            tools: specs.iter().map(|s| s.name.clone()).collect(),
+            attached: attached.iter().map(|a| a.uri.clone()).collect(),
+            request: extra_prompt,
+        });
+        if let Err(refused) = started {
+            let _ = self.events.send(HostEvent::Problem(refused.to_string()));
+            run.error = Some(refused.to_string());
+            return run;
+        }
+
+        let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
+        let mut seen: Vec<String> = vec![ticket_text.clone(), ticket.customer_id.clone()];
+        let mut facts: Vec<CallFact> = Vec::new();
         for turn in 1..=limits.model_calls_per_ticket {
             let request = ChatRequest {
                 messages: messages.clone(),
@@ -536,14 +612,6 @@ impl Host {
                 tool_list_chars,
                 context_chars,
                 "model call"
-            );
-            self.emit(
-                id,
-                turn,
-                Step::ModelAsked {
-                    tool_list_chars,
-                    context_chars,
-                },
             );
             let started = Instant::now();
             let reply =
@@ -566,7 +634,7 @@ impl Host {
                     break;
                 }
             };
-            self.record(Event::ModelCall {
+            self.report_in_run(Event::ModelCall {
                 ticket: id.to_owned(),
                 turn,
                 messages_hash: request.hash(),
@@ -585,18 +653,10 @@ impl Host {
             };
             match reply {
                 Reply::Words { content } => {
-                    self.emit(
-                        id,
-                        turn,
-                        Step::ModelSaid {
-                            words: content.clone(),
-                        },
-                    );
                     run.draft = Some(content);
                     break;
                 }
                 Reply::Malformed { raw, problem } => {
-                    self.emit(id, turn, Step::ModelSaid { words: raw.clone() });
                     messages.push(Message::Assistant {
                         content: raw,
                         tool_call: None,
@@ -644,39 +704,13 @@ impl Host {
             let checked = checks::check_reply(draft, &facts, &ticket_text);
             run.findings = checked.findings.clone();
             run.draft = Some(checked.text.clone());
-            let reasons: Vec<String> = checked.findings.iter().map(Finding::reason).collect();
-            self.emit(
-                id,
-                run.model_calls,
-                Step::Draft {
-                    text: checked.text.clone(),
-                    findings: reasons.clone(),
-                },
-            );
-            self.record(Event::Draft {
+            self.report_in_run(Event::Draft {
                 ticket: id.to_owned(),
                 text: checked.text.clone(),
                 findings: checked.findings,
             });
-            if let Some(state) = &self.state
-                && let Err(e) = state.drafted(id, &checked.text, &reasons, run.model_calls)
-            {
-                tracing::warn!(ticket = id, error = %e, "desk state not updated");
-            }
-        } else if let (Some(state), Some(error)) = (&self.state, &run.error) {
-            let _ = state.diverged(id, error);
         }
-        self.ran
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.to_owned(), (facts, ticket_text));
-        self.record(Event::TicketDone {
-            ticket: id.to_owned(),
-            model_calls: run.model_calls,
-            stopped_at_turn_limit: run.stopped_at_turn_limit,
-            error: run.error.clone(),
-        });
-        let _ = self.events.send(HostEvent::Done {
+        self.report_in_run(Event::TicketDone {
             ticket: id.to_owned(),
             model_calls: run.model_calls,
             stopped_at_turn_limit: run.stopped_at_turn_limit,
@@ -685,14 +719,114 @@ impl Host {
         run
     }
 
-    /// Checks a person's edit of a ticket's draft against the call log of the ticket's last
-    /// run, as the model's draft was: the findings' reasons, or `None` when this process has
-    /// not worked the ticket (the desk restarted), so the findings stored with it stand.
-    pub fn recheck(&self, ticket: &str, draft: &str) -> Option<Vec<String>> {
-        let ran = self.ran.lock().unwrap_or_else(|p| p.into_inner());
-        let (facts, ticket_text) = ran.get(ticket)?;
-        let checked = checks::check_reply(draft, facts, ticket_text);
-        Some(checked.findings.iter().map(Finding::reason).collect())
+    /// What the latest run of `ticket` really did, as the record holds it: each call with
+    /// its outcome, for checking a draft against.
+    fn call_log(&self, ticket: &str) -> Result<Vec<CallFact>, RecordError> {
+        let events = self.record.ticket_events(ticket)?;
+        let run_start = events
+            .iter()
+            .rposition(|s| matches!(s.event, Event::TicketStarted { .. }))
+            .unwrap_or(0);
+        let mut facts: Vec<CallFact> = Vec::new();
+        let mut asked: BTreeMap<u32, Map<String, Value>> = BTreeMap::new();
+        for stored in &events[run_start..] {
+            match &stored.event {
+                Event::ToolCall {
+                    turn, arguments, ..
+                } => {
+                    asked.insert(*turn, arguments.clone());
+                }
+                Event::Outcome {
+                    turn,
+                    tool,
+                    outcome,
+                    text,
+                    ..
+                } => facts.push(CallFact {
+                    tool: tool.clone(),
+                    outcome: *outcome,
+                    arguments: asked.remove(turn).unwrap_or_default(),
+                    result: text.clone(),
+                }),
+                _ => {}
+            }
+        }
+        Ok(facts)
+    }
+
+    /// Checks a reply a person wrote (or edited) against the ticket's call log as the record
+    /// holds it, as the model's draft was checked: after a restart too.
+    pub fn check_text(&self, ticket: &str, text: &str) -> Result<checks::Checked, String> {
+        let facts = self.call_log(ticket).map_err(|e| e.to_string())?;
+        let ticket_text = self
+            .tickets
+            .iter()
+            .find(|t| t.ticket_id == ticket)
+            .map(|t| format!("{}\n{}", t.subject, t.body))
+            .ok_or_else(|| format!("there is no ticket {ticket}"))?;
+        Ok(checks::check_reply(text, &facts, &ticket_text))
+    }
+
+    /// A person's edit of a ticket's reply, checked and recorded.
+    pub fn edit_draft(&self, ticket: &str, text: &str) -> Result<(), String> {
+        let checked = self.check_text(ticket, text)?;
+        self.report(Event::DraftEdited {
+            ticket: ticket.to_owned(),
+            by: self.record.person().to_owned(),
+            text: checked.text,
+            findings: checked.findings,
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    /// Sends a ticket's reply: the text is checked against the call log first (and the check
+    /// recorded when it changed anything), then refused while findings are open unless
+    /// `override_reason` says why. The reply goes to the outbox.
+    pub fn send_reply(
+        &self,
+        ticket: &str,
+        text: &str,
+        override_reason: Option<&str>,
+    ) -> Result<(), String> {
+        let checked = self.check_text(ticket, text)?;
+        let state = self.record.state(ticket).map_err(|e| e.to_string())?;
+        let reasons: Vec<String> = checked.findings.iter().map(Finding::reason).collect();
+        let unchanged = state.as_ref().is_some_and(|s| {
+            s.draft.as_deref() == Some(checked.text.as_str()) && s.findings == reasons
+        });
+        if !unchanged {
+            self.edit_draft(ticket, text)?;
+        }
+        self.report(Event::Sent {
+            ticket: ticket.to_owned(),
+            by: self.record.person().to_owned(),
+            text: checked.text,
+            override_reason: override_reason
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(str::to_owned),
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    pub fn hand_over(&self, ticket: &str, to: &str, note: &str) -> Result<(), String> {
+        self.report(Event::HandedOver {
+            ticket: ticket.to_owned(),
+            by: self.record.person().to_owned(),
+            to: to.to_owned(),
+            note: note.to_owned(),
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    /// An internal note on a ticket: kept in the record, never sent, never shown to the model.
+    pub fn add_note(&self, ticket: &str, text: &str) -> Result<(), String> {
+        self.report(Event::Noted {
+            ticket: ticket.to_owned(),
+            by: self.record.person().to_owned(),
+            text: text.to_owned(),
+        })
+        .map_err(|e| e.to_string())
     }
 
     /// The model asked for a tool on its last allowed turn: nothing would read the result.
@@ -706,7 +840,7 @@ impl Host {
             "not run: the ticket reached its limit of {} model calls, so nothing could read the result",
             self.config.limits.model_calls_per_ticket
         );
-        self.record(Event::ToolCall {
+        self.report_in_run(Event::ToolCall {
             ticket: ticket.to_owned(),
             turn,
             tool: call.name.clone(),
@@ -725,17 +859,7 @@ impl Host {
         text: &str,
         truncated: bool,
     ) {
-        self.emit(
-            ticket,
-            turn,
-            Step::Outcome {
-                tool: tool.to_owned(),
-                outcome,
-                text: pretty(text),
-                truncated,
-            },
-        );
-        self.record(Event::Outcome {
+        self.report_in_run(Event::Outcome {
             ticket: ticket.to_owned(),
             turn,
             tool: tool.to_owned(),
@@ -762,20 +886,12 @@ impl Host {
             .as_ref()
             .map(ToString::to_string)
             .unwrap_or_else(|_| call.name.clone());
-        self.record(Event::ToolCall {
+        self.report_in_run(Event::ToolCall {
             ticket: id.to_owned(),
             turn,
             tool: canonical.clone(),
             arguments: call.arguments.clone(),
         });
-        self.emit(
-            id,
-            turn,
-            Step::Call {
-                tool: canonical.clone(),
-                arguments: display_arguments(&call.arguments),
-            },
-        );
         let name = match routed {
             Ok(name) => name,
             Err(e) => {
@@ -831,7 +947,7 @@ impl Host {
                     by: "nobody (no one is answering)".into(),
                 }
             };
-            self.record(Event::Consent {
+            self.report_in_run(Event::Consent {
                 ticket: id.to_owned(),
                 turn,
                 tool: canonical.clone(),
@@ -840,15 +956,6 @@ impl Host {
                 approved: answer.approved,
                 by: answer.by.clone(),
             });
-            self.emit(
-                id,
-                turn,
-                Step::Consent {
-                    tool: canonical.clone(),
-                    approved: answer.approved,
-                    by: answer.by.clone(),
-                },
-            );
             if !answer.approved {
                 let text = format!(
                     "{} declined this call at the desk; it did not run. Tell the customer what you can without it.",
@@ -885,7 +992,7 @@ impl Host {
         )
         .await;
         for exchange in &run.exchanges {
-            self.record(Event::InputRequest {
+            self.report_in_run(Event::InputRequest {
                 ticket: id.to_owned(),
                 turn,
                 server: conn.prefix.clone(),
@@ -893,15 +1000,6 @@ impl Host {
                 action: exchange.action.clone(),
                 content: exchange.content.clone(),
             });
-            self.emit(
-                id,
-                turn,
-                Step::Input {
-                    server: conn.prefix.clone(),
-                    message: exchange.message.clone(),
-                    action: exchange.action.clone(),
-                },
-            );
         }
         self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated);
         (run.outcome, run.text, canonical)
@@ -1004,14 +1102,20 @@ impl Host {
         self.pin_report.lock().await.clone()
     }
 
-    /// Every event of this run so far.
+    /// Every event of the desk's record, in order (this run's and earlier ones').
     pub fn events(&self) -> Vec<Event> {
-        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        match self.record.events_after(0) {
+            Ok(events) => events.into_iter().map(|s| s.event).collect(),
+            Err(e) => {
+                tracing::error!(error = %e, "the desk's record could not be read");
+                vec![]
+            }
+        }
     }
 
     /// Writes an event that is not a ticket's (the manifest) to the recording.
     pub fn record_manifest(&self, manifest: crate::recording::Manifest) {
-        self.record(Event::Manifest(Box::new(manifest)));
+        self.report_in_run(Event::Manifest(Box::new(manifest)));
     }
 
     /// sha256 of each offered tool's pinned definition, by server.
@@ -1035,23 +1139,5 @@ impl Host {
         for conn in &self.servers {
             conn.forget().await;
         }
-    }
-}
-
-fn display_arguments(arguments: &Map<String, Value>) -> Vec<(String, String)> {
-    arguments
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect()
-}
-
-/// JSON results pretty-printed for people; anything else as it came. The model gets the
-/// text exactly as the tool sent it.
-fn pretty(text: &str) -> String {
-    match serde_json::from_str::<Value>(text) {
-        Ok(value @ (Value::Object(_) | Value::Array(_))) => {
-            serde_json::to_string_pretty(&value).unwrap_or_else(|_| text.to_owned())
-        }
-        _ => text.to_owned(),
     }
 }

@@ -72,7 +72,19 @@ impl Summary {
         let mut worked: BTreeSet<&str> = BTreeSet::new();
         for event in events {
             match event {
-                Event::Manifest(_) | Event::TicketStarted { .. } | Event::InputRequest { .. } => {}
+                Event::Manifest(_)
+                | Event::TicketStarted { .. }
+                | Event::InputRequest { .. }
+                | Event::DraftEdited { .. }
+                | Event::Sent { .. }
+                | Event::HandedOver { .. }
+                | Event::Attached { .. }
+                | Event::Noted { .. } => {}
+                // A run cut off by a crash: worked, and in front of a person.
+                Event::NeedsPerson { ticket, .. } => {
+                    worked.insert(ticket);
+                    summary.flagged_for_person += 1;
+                }
                 Event::ModelCall { .. } => summary.model_calls += 1,
                 Event::ToolCall { ticket, tool, .. } => {
                     first_tool.entry(ticket).or_insert(tool);

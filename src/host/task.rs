@@ -73,7 +73,6 @@ async fn run(
         notes,
         person_prompt,
     } = setup;
-    let recording = recorder.is_some();
     let host = Host::start(
         config,
         model,
@@ -84,10 +83,17 @@ async fn run(
         events.clone(),
     )
     .await;
-    if recording {
-        host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await);
+    match host.history() {
+        Ok(history) => {
+            let _ = events.send(HostEvent::Record(history));
+        }
+        Err(e) => {
+            let _ = events.send(HostEvent::Problem(e.to_string()));
+        }
     }
+    host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await);
     let _ = events.send(HostEvent::Prompts(host.prompts().await));
+    let _ = events.send(HostEvent::Resources(host.resources().await));
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
         match command {
@@ -111,14 +117,20 @@ async fn run(
                 let events = events.clone();
                 work.spawn(async move {
                     let concurrency = host.config.limits.concurrency;
-                    let before = host.events().len();
+                    let before = host.record().last_seq().unwrap_or(0);
                     if let Err(problem) = host
                         .work_queue(&tickets, concurrency, prompt.as_ref())
                         .await
                     {
                         let _ = events.send(HostEvent::Problem(problem));
                     }
-                    let worked = host.events().split_off(before);
+                    let worked: Vec<_> = match host.record().events_after(before) {
+                        Ok(worked) => worked.into_iter().map(|s| s.event).collect(),
+                        Err(e) => {
+                            let _ = events.send(HostEvent::Problem(e.to_string()));
+                            vec![]
+                        }
+                    };
                     let summary =
                         Summary::from_events(&worked, host.tickets(), &host.config.consent.allow);
                     let _ = events.send(HostEvent::QueueFinished(summary));
@@ -128,42 +140,29 @@ async fn run(
                 ticket,
                 server,
                 uri,
-            } => match host.attach_to_ticket(&ticket, &server, &uri).await {
-                Ok(bytes) => {
-                    let _ = events.send(HostEvent::Attached {
-                        ticket,
-                        server,
-                        uri,
-                        bytes,
-                    });
-                }
-                Err(problem) => {
+            } => {
+                if let Err(problem) = host.attach_to_ticket(&ticket, &server, &uri).await {
                     let _ = events.send(HostEvent::Problem(format!(
                         "could not attach {uri}: {problem}"
                     )));
                 }
-            },
+            }
             Command::SendReply {
                 ticket,
                 text,
-                by,
                 override_reason,
-            } => desk_change(&host, &events, |state| {
-                let findings = host.recheck(&ticket, &text);
-                state.edit_draft(&ticket, &text, findings.as_deref())?;
-                state
-                    .send(&ticket, &by, override_reason.as_deref())
-                    .map(|_| ())
-            }),
-            Command::EditDraft { ticket, text } => {
-                let findings = host.recheck(&ticket, &text);
-                desk_change(&host, &events, |state| {
-                    state.edit_draft(&ticket, &text, findings.as_deref())
-                })
+            } => report(
+                &events,
+                host.send_reply(&ticket, &text, override_reason.as_deref()),
+            ),
+            Command::EditDraft { ticket, text } => report(&events, host.edit_draft(&ticket, &text)),
+            Command::HandToPerson { ticket, to, note } => {
+                report(&events, host.hand_over(&ticket, &to, &note))
             }
-            Command::HandToPerson { ticket, by, note } => desk_change(&host, &events, |state| {
-                state.hand_to_person(&ticket, &by, &note)
-            }),
+            Command::AddNote { ticket, text } => report(&events, host.add_note(&ticket, &text)),
+            Command::ListResources => {
+                let _ = events.send(HostEvent::Resources(host.resources().await));
+            }
             Command::RunPrompt { ticket, prompt } => {
                 let host = Arc::clone(&host);
                 let events = events.clone();
@@ -181,25 +180,11 @@ async fn run(
     let _ = events.send(HostEvent::Stopped);
 }
 
-/// Applies a person's change to the desk state and reports the new states (or why not).
-fn desk_change(
-    host: &Host,
-    events: &mpsc::UnboundedSender<HostEvent>,
-    change: impl FnOnce(&super::desk_state::DeskState) -> Result<(), super::desk_state::StateError>,
-) {
-    let Some(state) = host.desk_state() else {
-        let _ = events.send(HostEvent::Problem(
-            "the desk keeps no state here (no data directory)".to_owned(),
-        ));
-        return;
-    };
-    match change(state) {
-        Ok(()) => {
-            let _ = events.send(HostEvent::States(host.states()));
-        }
-        Err(e) => {
-            let _ = events.send(HostEvent::Problem(e.to_string()));
-        }
+/// A person's change the host refused is said to the person; one it kept was reported by
+/// the record itself.
+fn report(events: &mpsc::UnboundedSender<HostEvent>, done: Result<(), String>) {
+    if let Err(problem) = done {
+        let _ = events.send(HostEvent::Problem(problem));
     }
 }
 

@@ -79,9 +79,73 @@ pub enum Event {
         /// Why the ticket could not finish (a replay that found no answer, a model error).
         error: Option<String>,
     },
+    /// A person rewrote the draft; `findings` are the host's check of the new text against
+    /// the ticket's call log.
+    DraftEdited {
+        ticket: String,
+        by: String,
+        text: String,
+        findings: Vec<Finding>,
+    },
+    /// A reply left the desk (into the outbox): the text as sent.
+    Sent {
+        ticket: String,
+        by: String,
+        text: String,
+        /// Why it was sent with check findings open; `None` when none were.
+        override_reason: Option<String>,
+    },
+    /// A person handed the ticket over, with a note for whoever takes it.
+    HandedOver {
+        ticket: String,
+        by: String,
+        to: String,
+        note: String,
+    },
+    /// A person added one of a server's resources to the ticket's context.
+    Attached {
+        ticket: String,
+        by: String,
+        server: String,
+        uri: String,
+        bytes: usize,
+    },
+    /// A person's internal note: never sent, never shown to the model.
+    Noted {
+        ticket: String,
+        by: String,
+        text: String,
+    },
+    /// The desk put the ticket in front of a person without a run to finish it: a run cut
+    /// off by a crash, or a state carried over from an older desk file.
+    NeedsPerson {
+        ticket: String,
+        reason: String,
+    },
 }
 
 impl Event {
+    /// The event's name as written in its `event` field.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Manifest(_) => "manifest",
+            Event::TicketStarted { .. } => "ticket_started",
+            Event::ModelCall { .. } => "model_call",
+            Event::ToolCall { .. } => "tool_call",
+            Event::Consent { .. } => "consent",
+            Event::InputRequest { .. } => "input_request",
+            Event::Outcome { .. } => "outcome",
+            Event::Draft { .. } => "draft",
+            Event::TicketDone { .. } => "ticket_done",
+            Event::DraftEdited { .. } => "draft_edited",
+            Event::Sent { .. } => "sent",
+            Event::HandedOver { .. } => "handed_over",
+            Event::Attached { .. } => "attached",
+            Event::Noted { .. } => "noted",
+            Event::NeedsPerson { .. } => "needs_person",
+        }
+    }
+
     pub fn ticket(&self) -> Option<&str> {
         match self {
             Event::Manifest(_) => None,
@@ -92,7 +156,13 @@ impl Event {
             | Event::InputRequest { ticket, .. }
             | Event::Outcome { ticket, .. }
             | Event::Draft { ticket, .. }
-            | Event::TicketDone { ticket, .. } => Some(ticket),
+            | Event::TicketDone { ticket, .. }
+            | Event::DraftEdited { ticket, .. }
+            | Event::Sent { ticket, .. }
+            | Event::HandedOver { ticket, .. }
+            | Event::Attached { ticket, .. }
+            | Event::Noted { ticket, .. }
+            | Event::NeedsPerson { ticket, .. } => Some(ticket),
         }
     }
 }

@@ -126,6 +126,27 @@ impl Review {
     }
 }
 
+impl Review {
+    /// Reads a desk's record (its SQLite file) as a recording: every ticket's whole history,
+    /// people's actions included.
+    pub fn open_record(path: &Path) -> Result<Self, crate::record::RecordError> {
+        let record = crate::record::DeskRecord::open(path, None, "reviewer", &[])?;
+        let mut recording = Recording::default();
+        for stored in record.events_after(0)? {
+            match stored.event {
+                Event::Manifest(manifest) => recording.manifests.push(*manifest),
+                event => recording.events.push(event),
+            }
+        }
+        let world = crate::shop::ShopWorld::bundled();
+        Ok(Self::from_recording(
+            &path.display().to_string(),
+            &recording,
+            &world.tickets,
+        ))
+    }
+}
+
 /// Every distinct model of the recording's batches, most often one.
 fn describe_models(manifests: &[Manifest]) -> String {
     let mut models: Vec<String> = vec![];
@@ -173,7 +194,16 @@ impl ReviewTicket {
         for event in events {
             match event {
                 Event::TicketStarted { request, .. } => reviewed.request = request.clone(),
-                Event::Manifest(_) => {}
+                Event::DraftEdited { text, findings, .. } => {
+                    reviewed.draft = Some(text.clone());
+                    reviewed.findings = findings.iter().map(|f| f.reason()).collect();
+                }
+                Event::Manifest(_)
+                | Event::Sent { .. }
+                | Event::HandedOver { .. }
+                | Event::Attached { .. }
+                | Event::Noted { .. }
+                | Event::NeedsPerson { .. } => {}
                 Event::ModelCall {
                     turn,
                     reply,

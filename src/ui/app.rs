@@ -9,53 +9,53 @@ use super::ModalOutcome;
 use super::modals::consent::ConsentModal;
 use super::modals::draft::{DraftAction, DraftEditor};
 use super::modals::form::FormModal;
+use super::modals::note::NoteInput;
 use super::review::{ReviewKey, ReviewScreen};
 use crate::host::api::{
     Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk,
     FormKind, Pending, PersonPrompt, Question, ServerSummary,
 };
-use crate::host::desk_state::{TicketState, TicketStatus};
-use crate::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
+use crate::host::events::{HostEvent, PromptInfo, ResourceInfo};
+use crate::record::transcript::Entry;
+use crate::record::{Lifecycle, TicketState};
 use crate::shop::data::Ticket;
 
-/// Where a ticket stands, as the queue shows it.
+/// Where a ticket stands, as the queue shows it: its state in the record, or the question it
+/// waits on at this desk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
-    Waiting,
+    New,
     Working,
     NeedsConsent,
     NeedsLead,
-    DraftReady,
-    Flagged,
-    HandedToPerson,
+    Drafted,
+    NeedsPerson,
+    HandedOver,
     Sent,
-    Diverged,
 }
 
 impl Status {
     pub fn label(self) -> &'static str {
         match self {
-            Status::Waiting => "waiting",
+            Status::New => "new",
             Status::Working => "working",
             Status::NeedsConsent => "needs consent",
             Status::NeedsLead => "needs lead",
-            Status::DraftReady => "draft ready",
-            Status::Flagged => "flagged",
-            Status::HandedToPerson => "for a person",
+            Status::Drafted => "drafted",
+            Status::NeedsPerson => "needs person",
+            Status::HandedOver => "handed over",
             Status::Sent => "sent",
-            Status::Diverged => "diverged",
         }
     }
 
-    fn from_state(status: TicketStatus) -> Self {
-        match status {
-            TicketStatus::Waiting => Status::Waiting,
-            TicketStatus::Working => Status::Working,
-            TicketStatus::DraftReady => Status::DraftReady,
-            TicketStatus::Flagged => Status::Flagged,
-            TicketStatus::HandedToPerson => Status::HandedToPerson,
-            TicketStatus::Sent => Status::Sent,
-            TicketStatus::Diverged => Status::Diverged,
+    fn of(state: Lifecycle) -> Self {
+        match state {
+            Lifecycle::New => Status::New,
+            Lifecycle::Working => Status::Working,
+            Lifecycle::Drafted => Status::Drafted,
+            Lifecycle::NeedsPerson => Status::NeedsPerson,
+            Lifecycle::HandedOver => Status::HandedOver,
+            Lifecycle::Sent => Status::Sent,
         }
     }
 }
@@ -63,9 +63,10 @@ impl Status {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     All,
-    /// Waiting on a person: a question, a draft to send, a flag.
+    /// Waiting on a person: a question, a draft to send, a ticket that needs a person.
     NeedsMe,
-    Flagged,
+    /// Needs a person, or handed over to one.
+    NeedsPerson,
 }
 
 impl Filter {
@@ -73,15 +74,15 @@ impl Filter {
         match self {
             Filter::All => "all",
             Filter::NeedsMe => "needs me",
-            Filter::Flagged => "flagged",
+            Filter::NeedsPerson => "needs a person",
         }
     }
 
     fn next(self) -> Self {
         match self {
             Filter::All => Filter::NeedsMe,
-            Filter::NeedsMe => Filter::Flagged,
-            Filter::Flagged => Filter::All,
+            Filter::NeedsMe => Filter::NeedsPerson,
+            Filter::NeedsPerson => Filter::All,
         }
     }
 
@@ -90,16 +91,9 @@ impl Filter {
             Filter::All => true,
             Filter::NeedsMe => matches!(
                 status,
-                Status::NeedsConsent
-                    | Status::NeedsLead
-                    | Status::DraftReady
-                    | Status::Flagged
-                    | Status::Diverged
+                Status::NeedsConsent | Status::NeedsLead | Status::Drafted | Status::NeedsPerson
             ),
-            Filter::Flagged => matches!(
-                status,
-                Status::Flagged | Status::HandedToPerson | Status::Diverged
-            ),
+            Filter::NeedsPerson => matches!(status, Status::NeedsPerson | Status::HandedOver),
         }
     }
 }
@@ -107,26 +101,38 @@ impl Filter {
 #[derive(Debug, Clone)]
 pub struct QueueItem {
     pub ticket: Ticket,
+    /// The ticket's state as the desk's record holds it.
+    pub state: TicketState,
+    /// The question this desk is waiting on a person for, while the run is under way.
+    pub asking: Option<Status>,
     pub status: Status,
-    pub model_calls: u32,
-    pub draft: Option<String>,
-    pub findings: Vec<String>,
 }
 
-/// One entry of a ticket's transcript.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// A step of a model turn, as the host reported it.
-    Step {
-        turn: u32,
-        step: Step,
-    },
-    Attached {
-        server: String,
-        uri: String,
-        bytes: usize,
-    },
-    Note(String),
+impl QueueItem {
+    fn new(ticket: Ticket) -> Self {
+        let state = TicketState::new(&ticket.ticket_id);
+        Self {
+            ticket,
+            state,
+            asking: None,
+            status: Status::New,
+        }
+    }
+
+    fn set_state(&mut self, state: TicketState) {
+        if state.state != Lifecycle::Working {
+            self.asking = None;
+        }
+        self.state = state;
+        self.refresh();
+    }
+
+    fn refresh(&mut self) {
+        self.status = match (self.asking, self.state.state) {
+            (Some(asking), Lifecycle::Working) => asking,
+            (_, state) => Status::of(state),
+        };
+    }
 }
 
 /// A question waiting for a person.
@@ -155,6 +161,8 @@ pub enum Modal {
     Consent(ConsentModal, Pending<ConsentAsk, ConsentAnswer>),
     Form(FormModal, Pending<FormAsk, FormAnswer>),
     Draft(DraftEditor, String),
+    /// An internal note being written for a ticket.
+    Note(NoteInput, String),
     /// A form of the desk's own: a prompt's arguments.
     PromptArgs(FormModal, String),
     Picker(Picker),
@@ -164,6 +172,8 @@ pub enum Modal {
 pub enum PickerKind {
     Prompts,
     Resources,
+    /// What review mode can open: this desk's record, or a recording.
+    Reviews,
 }
 
 pub struct Picker {
@@ -175,7 +185,8 @@ pub struct App {
     pub items: Vec<QueueItem>,
     pub filter: Filter,
     pub selected: usize,
-    pub transcripts: BTreeMap<String, Vec<Cell>>,
+    /// Each ticket's whole history, as the record holds it.
+    pub transcripts: BTreeMap<String, Vec<Entry>>,
     pub waiting: VecDeque<Asked>,
     pub modal: Option<Modal>,
     pub review: Option<ReviewScreen>,
@@ -191,23 +202,16 @@ pub struct App {
     pub exit: bool,
     /// Where the queue pane was last drawn, for mouse clicks (set by the renderer's caller).
     pub queue_area: Option<ratatui::layout::Rect>,
-    /// The recording review mode opens (`v`).
+    /// The recording review mode offers beside the desk's record (`v`).
     pub review_source: Option<std::path::PathBuf>,
+    /// The desk's record file, which review mode opens first.
+    pub record_file: Option<std::path::PathBuf>,
 }
 
 impl App {
     pub fn new(tickets: Vec<Ticket>, model: String, staff: String) -> Self {
         Self {
-            items: tickets
-                .into_iter()
-                .map(|ticket| QueueItem {
-                    ticket,
-                    status: Status::Waiting,
-                    model_calls: 0,
-                    draft: None,
-                    findings: vec![],
-                })
-                .collect(),
+            items: tickets.into_iter().map(QueueItem::new).collect(),
             filter: Filter::All,
             selected: 0,
             transcripts: BTreeMap::new(),
@@ -225,6 +229,7 @@ impl App {
             exit: false,
             queue_area: None,
             review_source: None,
+            record_file: None,
         }
     }
 
@@ -234,15 +239,47 @@ impl App {
         self
     }
 
-    fn open_review(&mut self) {
-        let Some(path) = &self.review_source else {
-            self.message =
-                Some("no recording to review: start the desk with a replay model".to_owned());
+    /// The desk's record file, which `v` offers to review first.
+    pub fn with_record(mut self, path: std::path::PathBuf) -> Self {
+        self.record_file = Some(path);
+        self
+    }
+
+    /// What `v` offers: (label, path, whether it is the desk's record).
+    pub fn review_choices(&self) -> Vec<(String, std::path::PathBuf, bool)> {
+        let mut choices = Vec::new();
+        if let Some(path) = &self.record_file {
+            choices.push((
+                "this desk's record: every ticket's history, people's actions included".to_owned(),
+                path.clone(),
+                true,
+            ));
+        }
+        if let Some(path) = &self.review_source {
+            choices.push((
+                format!("the recording {}", path.display()),
+                path.clone(),
+                false,
+            ));
+        }
+        choices
+    }
+
+    fn open_review(&mut self, choice: usize) {
+        let Some((_, path, is_record)) = self.review_choices().into_iter().nth(choice) else {
+            self.message = Some(
+                "nothing to review: this desk keeps no record and has no recording".to_owned(),
+            );
             return;
         };
-        match crate::recording::review::Review::open(path) {
+        let opened = if is_record {
+            crate::recording::review::Review::open_record(&path).map_err(|e| e.to_string())
+        } else {
+            crate::recording::review::Review::open(&path).map_err(|e| e.to_string())
+        };
+        match opened {
             Ok(review) => self.review = Some(ReviewScreen::new(review)),
-            Err(e) => self.message = Some(format!("cannot open the recording: {e}")),
+            Err(e) => self.message = Some(format!("cannot open {}: {e}", path.display())),
         }
     }
 
@@ -283,11 +320,15 @@ impl App {
         self.items.iter_mut().find(|i| i.ticket.ticket_id == ticket)
     }
 
-    fn note(&mut self, ticket: &str, cell: Cell) {
-        self.transcripts
-            .entry(ticket.to_owned())
-            .or_default()
-            .push(cell);
+    /// The same customer's other tickets, for the ticket pane.
+    pub fn same_customer(&self, item: &QueueItem) -> Vec<&QueueItem> {
+        self.items
+            .iter()
+            .filter(|other| {
+                other.ticket.customer_id == item.ticket.customer_id
+                    && other.ticket.ticket_id != item.ticket.ticket_id
+            })
+            .collect()
     }
 
     /// A host event changes the state; a question may open a modal.
@@ -296,61 +337,34 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
-            HostEvent::States(states) => self.apply_states(states),
-            HostEvent::Started { ticket } => {
-                self.transcripts.insert(ticket.clone(), vec![]);
-                if let Some(item) = self.item_mut(&ticket) {
-                    item.status = Status::Working;
-                    item.model_calls = 0;
-                    item.draft = None;
-                    item.findings.clear();
+            HostEvent::Record(history) => {
+                for (state, entries) in history {
+                    self.transcripts.insert(state.ticket.clone(), entries);
+                    self.apply_state(state);
                 }
             }
-            HostEvent::Turn { ticket, turn, step } => self.on_step(&ticket, turn, step),
-            HostEvent::Done {
+            HostEvent::Happened {
                 ticket,
-                model_calls,
-                stopped_at_turn_limit,
-                error,
+                entries,
+                state,
             } => {
-                if let Some((done, _)) = &mut self.queue_run {
+                if let Some((done, _)) = &mut self.queue_run
+                    && state.run.is_none()
+                    && entries.iter().any(|e| {
+                        matches!(
+                            e.kind,
+                            crate::record::transcript::EntryKind::RunEnded { .. }
+                        )
+                    })
+                {
                     *done += 1;
                 }
-                let note = match (&error, stopped_at_turn_limit) {
-                    (Some(error), _) => Some(format!("ended without a draft: {error}")),
-                    (None, true) => Some(format!(
-                        "stopped at the limit of {model_calls} model calls: a person must answer"
-                    )),
-                    (None, false) => None,
-                };
-                if let Some(item) = self.item_mut(&ticket) {
-                    item.model_calls = model_calls;
-                    item.status = match (
-                        &error,
-                        stopped_at_turn_limit,
-                        item.findings.is_empty(),
-                        item.draft.is_some(),
-                    ) {
-                        (Some(_), _, _, _) => Status::Diverged,
-                        (None, true, _, _) => Status::Flagged,
-                        (None, false, false, _) => Status::Flagged,
-                        (None, false, true, true) => Status::DraftReady,
-                        (None, false, true, false) => Status::Flagged,
-                    };
-                }
-                if let Some(note) = note {
-                    self.note(&ticket, Cell::Note(note));
-                }
+                self.transcripts.entry(ticket).or_default().extend(entries);
+                self.apply_state(state);
             }
-            HostEvent::Attached {
-                ticket,
-                server,
-                uri,
-                bytes,
-            } => self.note(&ticket, Cell::Attached { server, uri, bytes }),
             HostEvent::QueueFinished(summary) => {
                 self.message = Some(format!(
-                    "queue worked: {} tickets, {} model calls, {} tool calls, {} flagged for a person",
+                    "queue worked: {} tickets, {} model calls, {} tool calls, {} for a person",
                     summary.tickets_worked,
                     summary.model_calls,
                     summary.tool_calls,
@@ -362,38 +376,15 @@ impl App {
         }
     }
 
-    fn apply_states(&mut self, states: Vec<TicketState>) {
-        for state in states {
-            if let Some(Modal::Draft(editor, ticket)) = &mut self.modal
-                && *ticket == state.ticket
-            {
-                editor.set_findings(&state.findings);
-            }
-            if let Some(item) = self.item_mut(&state.ticket) {
-                item.status = Status::from_state(state.status);
-                item.draft = state.draft.clone();
-                item.findings = state.findings.clone();
-                item.model_calls = state.model_calls;
-            }
+    fn apply_state(&mut self, state: TicketState) {
+        if let Some(Modal::Draft(editor, ticket)) = &mut self.modal
+            && *ticket == state.ticket
+        {
+            editor.set_findings(&state.findings);
         }
-    }
-
-    fn on_step(&mut self, ticket: &str, turn: u32, step: Step) {
-        if let Some(item) = self.item_mut(ticket) {
-            match &step {
-                Step::ModelAsked { .. } => item.model_calls = turn,
-                Step::Draft { text, findings } => {
-                    item.draft = Some(text.clone());
-                    item.findings = findings.clone();
-                }
-                Step::ModelSaid { .. }
-                | Step::Call { .. }
-                | Step::Consent { .. }
-                | Step::Input { .. }
-                | Step::Outcome { .. } => {}
-            }
+        if let Some(item) = self.item_mut(&state.ticket) {
+            item.set_state(state);
         }
-        self.note(ticket, Cell::Step { turn, step });
     }
 
     /// A question from the host: queued, and shown at once when nothing else is open.
@@ -405,10 +396,11 @@ impl App {
         if let Some(ticket) = asked.ticket().map(str::to_owned)
             && let Some(item) = self.item_mut(&ticket)
         {
-            item.status = match asked {
+            item.asking = Some(match asked {
                 Asked::Consent(_) => Status::NeedsConsent,
                 Asked::Form(_) => Status::NeedsLead,
-            };
+            });
+            item.refresh();
         }
         self.waiting.push_back(asked);
         if self.modal.is_none() && self.review.is_none() {
@@ -507,11 +499,12 @@ impl App {
                 let ids: Vec<String> = self
                     .items
                     .iter()
-                    .filter(|i| i.status == Status::Waiting)
+                    .filter(|i| i.status == Status::New)
                     .map(|i| i.ticket.ticket_id.clone())
                     .collect();
                 if ids.is_empty() {
-                    self.message = Some("every ticket has been worked".to_owned());
+                    self.message =
+                        Some("no new ticket is left: every ticket has been worked".to_owned());
                     return None;
                 }
                 self.queue_run = Some((0, ids.len()));
@@ -541,14 +534,24 @@ impl App {
                     kind: PickerKind::Resources,
                     selected: 0,
                 }));
-                None
+                // The list as the servers have it now; the picker shows it when it comes.
+                Some(Command::ListResources)
             }
             KeyCode::Char('?') => {
                 self.modal = Some(Modal::Help);
                 None
             }
             KeyCode::Char('v') => {
-                self.open_review();
+                self.modal = Some(Modal::Picker(Picker {
+                    kind: PickerKind::Reviews,
+                    selected: 0,
+                }));
+                None
+            }
+            KeyCode::Char('n') => {
+                let item = self.current()?;
+                let id = item.ticket.ticket_id.clone();
+                self.modal = Some(Modal::Note(NoteInput::new(self.ticket_line(&id)), id));
                 None
             }
             _ => None,
@@ -566,18 +569,23 @@ impl App {
 
     fn work_selected(&mut self) -> Option<Command> {
         let item = self.current()?;
-        if item.status == Status::Sent {
-            self.message = Some(format!("{} was sent already", item.ticket.ticket_id));
-            return None;
+        let id = item.ticket.ticket_id.clone();
+        match item.status {
+            Status::Sent => {
+                self.message = Some(format!("{id} was sent already"));
+                None
+            }
+            Status::Working | Status::NeedsConsent | Status::NeedsLead => {
+                self.message = Some(format!("{id} is being worked"));
+                None
+            }
+            Status::New | Status::Drafted | Status::NeedsPerson | Status::HandedOver => {
+                Some(Command::WorkTicket(id))
+            }
         }
-        if item.status == Status::Working {
-            self.message = Some(format!("{} is being worked", item.ticket.ticket_id));
-            return None;
-        }
-        Some(Command::WorkTicket(item.ticket.ticket_id.clone()))
     }
 
-    /// Enter: the ticket's waiting question, its draft, or work it.
+    /// Enter: the ticket's waiting question, its reply, or work it when it is new.
     fn open_selected(&mut self) -> Option<Command> {
         let id = self.current()?.ticket.ticket_id.clone();
         if let Some(index) = self
@@ -591,30 +599,34 @@ impl App {
             self.open_next_question();
             return None;
         }
-        match self.current().map(|i| (i.status, i.draft.is_some())) {
-            Some((_, true)) => {
+        match self.current()?.status {
+            Status::New => self.work_selected(),
+            Status::Working | Status::NeedsConsent | Status::NeedsLead | Status::Sent => None,
+            Status::Drafted | Status::NeedsPerson | Status::HandedOver => {
                 self.edit_selected();
                 None
             }
-            Some((Status::Waiting, false)) => self.work_selected(),
-            _ => None,
         }
     }
 
+    /// `e`: the editor on the ticket's reply, empty when there is no draft: a person can
+    /// answer any ticket that is not sent.
     fn edit_selected(&mut self) {
         let Some(item) = self.current() else { return };
-        match &item.draft {
-            Some(draft) if item.status != Status::Sent => {
-                let ticket = self.ticket_line(&item.ticket.ticket_id);
-                let id = item.ticket.ticket_id.clone();
-                self.modal = Some(Modal::Draft(
-                    DraftEditor::new(ticket, draft, item.findings.clone()),
-                    id,
-                ));
-            }
-            Some(_) => self.message = Some("this reply was sent already".to_owned()),
-            None => self.message = Some("no draft yet: work the ticket first (w)".to_owned()),
+        if let Some(sent) = &item.state.sent {
+            self.message = Some(format!(
+                "{} was sent by {} at {}; a sent reply cannot be changed",
+                item.ticket.ticket_id,
+                sent.by,
+                crate::record::rfc3339(sent.at)
+            ));
+            return;
         }
+        let ticket = self.ticket_line(&item.ticket.ticket_id);
+        let id = item.ticket.ticket_id.clone();
+        let draft = item.state.draft.clone().unwrap_or_default();
+        let editor = DraftEditor::new(ticket, &draft, item.state.findings.clone());
+        self.modal = Some(Modal::Draft(editor, id));
     }
 
     fn on_modal_key(&mut self, key: KeyEvent) -> Option<Command> {
@@ -655,35 +667,36 @@ impl App {
                     return Some(Command::SendReply {
                         ticket,
                         text,
-                        by: self.staff.clone(),
                         override_reason,
                     });
                 }
                 ModalOutcome::Answered(DraftAction::HandToPerson { note }) => {
                     return Some(Command::HandToPerson {
                         ticket,
-                        by: self.staff.clone(),
+                        to: HAND_OVER_TO.to_owned(),
                         note,
                     });
                 }
                 ModalOutcome::Answered(DraftAction::Check { text }) => {
-                    if let Some(item) = self.item_mut(&ticket) {
-                        item.draft = Some(text.clone());
-                    }
                     self.modal = Some(Modal::Draft(editor, ticket.clone()));
                     return Some(Command::EditDraft { ticket, text });
                 }
                 ModalOutcome::Answered(DraftAction::Close { text }) => {
                     let changed = self.items.iter().any(|i| {
-                        i.ticket.ticket_id == ticket && i.draft.as_deref() != Some(text.as_str())
+                        i.ticket.ticket_id == ticket
+                            && i.state.draft.as_deref().unwrap_or_default() != text
                     });
                     if changed {
-                        if let Some(item) = self.item_mut(&ticket) {
-                            item.draft = Some(text.clone());
-                        }
                         return Some(Command::EditDraft { ticket, text });
                     }
                 }
+            },
+            Modal::Note(mut input, ticket) => match input.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Note(input, ticket)),
+                ModalOutcome::Answered(Some(text)) => {
+                    return Some(Command::AddNote { ticket, text });
+                }
+                ModalOutcome::Answered(None) => {}
             },
             Modal::PromptArgs(mut view, prompt) => match view.handle_key(key) {
                 ModalOutcome::Pending => self.modal = Some(Modal::PromptArgs(view, prompt)),
@@ -723,10 +736,12 @@ impl App {
     }
 
     fn after_answer(&mut self, ticket: &str) {
+        let still_asked = self.waiting.iter().any(|a| a.ticket() == Some(ticket));
         if let Some(item) = self.item_mut(ticket)
-            && matches!(item.status, Status::NeedsConsent | Status::NeedsLead)
+            && !still_asked
         {
-            item.status = Status::Working;
+            item.asking = None;
+            item.refresh();
         }
         if !self.waiting.is_empty() {
             self.open_next_question();
@@ -737,6 +752,7 @@ impl App {
         let count = match picker.kind {
             PickerKind::Prompts => self.prompts.len(),
             PickerKind::Resources => self.resources.len(),
+            PickerKind::Reviews => self.review_choices().len(),
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return None,
@@ -744,6 +760,10 @@ impl App {
                 picker.selected = (picker.selected + 1).min(count.saturating_sub(1))
             }
             KeyCode::Up | KeyCode::Char('k') => picker.selected = picker.selected.saturating_sub(1),
+            KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Reviews) => {
+                self.open_review(picker.selected);
+                return None;
+            }
             KeyCode::Enter if count > 0 => {
                 let ticket = self.current()?.ticket.ticket_id.clone();
                 return match picker.kind {
@@ -763,6 +783,7 @@ impl App {
                             uri: resource.uri.clone(),
                         })
                     }
+                    PickerKind::Reviews => None,
                 };
             }
             _ => {}
@@ -776,6 +797,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         match &mut self.modal {
             Some(Modal::Draft(editor, _)) => editor.paste(text),
+            Some(Modal::Note(input, _)) => input.paste(text),
             Some(Modal::Form(view, _)) | Some(Modal::PromptArgs(view, _)) => view.paste(text),
             _ => {}
         }
@@ -809,6 +831,9 @@ impl App {
         self.waiting.iter().map(Asked::summary).collect()
     }
 }
+
+/// Who a ticket handed over from the draft editor goes to.
+pub const HAND_OVER_TO: &str = "a person";
 
 /// The first queue row shown when `rows` fit and `selected` must be among them.
 pub fn queue_offset(selected: usize, rows: usize) -> usize {

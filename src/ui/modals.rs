@@ -3,3 +3,4 @@
 pub mod consent;
 pub mod draft;
 pub mod form;
+pub mod note;

@@ -2,18 +2,15 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap};
 
-use super::app::{App, Cell, Modal, Picker, PickerKind, Status, queue_offset};
+use super::app::{App, Modal, Picker, PickerKind, QueueItem, Status, queue_offset};
 use super::sanitize::{clean, one_line};
 use super::theme;
-use crate::host::api::Outcome;
-use crate::host::events::Step;
-
-/// Lines of a tool result shown before the rest is folded.
-const RESULT_LINES: usize = 12;
+use super::transcript::{self, push_wrapped, wrap};
+use crate::record::{Lifecycle, rfc3339};
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
@@ -43,6 +40,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::Consent(view, _) => view.render(frame, area),
             Modal::Form(view, _) | Modal::PromptArgs(view, _) => view.render(frame, area),
             Modal::Draft(editor, _) => editor.render(frame, area),
+            Modal::Note(input, _) => input.render(frame, area),
             Modal::Picker(picker) => render_picker(app, picker, frame, area),
             Modal::Help => render_help(frame, area),
         }
@@ -85,7 +83,7 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(item) = app.current() {
         spans.push(Span::raw(format!(
             "│ {} model calls {} ",
-            item.ticket.ticket_id, item.model_calls
+            item.ticket.ticket_id, item.state.model_calls
         )));
     }
     spans.push(Span::raw("│ "));
@@ -95,12 +93,12 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
 
 fn status_style(status: Status) -> Style {
     match status {
-        Status::Waiting => theme::dim(),
+        Status::New => theme::dim(),
         Status::Working => Style::default(),
         Status::NeedsConsent | Status::NeedsLead => theme::warning(),
-        Status::DraftReady => theme::good(),
-        Status::Flagged | Status::Diverged => theme::danger(),
-        Status::HandedToPerson | Status::Sent => theme::dim(),
+        Status::Drafted => theme::good(),
+        Status::NeedsPerson => theme::danger(),
+        Status::HandedOver | Status::Sent => theme::dim(),
     }
 }
 
@@ -113,15 +111,13 @@ fn render_queue(app: &App, frame: &mut Frame, area: Rect) {
         .filter_map(|n| app.visible_at(n))
         .map(|i| {
             let item = &app.items[i];
-            let marker = if item.ticket.injected { "!" } else { " " };
             ListItem::new(Line::from(vec![
                 Span::raw(format!("{} ", item.ticket.ticket_id)),
                 Span::styled(
                     format!("{:<13}", item.status.label()),
                     status_style(item.status),
                 ),
-                Span::styled(marker, theme::warning()),
-                Span::raw(format!("{} ", item.ticket.customer_id)),
+                Span::raw(format!(" {} ", item.ticket.customer_id)),
                 Span::styled(one_line(&item.ticket.subject), theme::untrusted()),
             ]))
         })
@@ -175,37 +171,24 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
         header.push(Line::styled(piece, theme::title()));
     }
     let header_height = (header.len() as u16).min(inner.height);
-    // Lines are built from the newest turn backwards, only as far as the view reaches.
+    // Lines are built from the newest entry backwards, only as far as the view reaches.
     let need = (inner.height - header_height) as usize + app.scroll_back as usize;
-    let cells = app
+    let entries = app
         .transcripts
         .get(&t.ticket_id)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let stored_draft;
-    let cells: &[Cell] = match (&item.draft, cells.is_empty()) {
-        (Some(draft), true) => {
-            stored_draft = [Cell::Step {
-                turn: 0,
-                step: Step::Draft {
-                    text: draft.clone(),
-                    findings: item.findings.clone(),
-                },
-            }];
-            &stored_draft
-        }
-        _ => cells,
-    };
     let mut tail: Vec<Vec<Line>> = Vec::new();
     let mut count = 0;
-    for cell in cells.iter().rev() {
-        let mut chunk = Vec::new();
-        push_cell(&mut chunk, cell, width);
-        count += chunk.len();
-        tail.push(chunk);
+    let standing = standing_lines(item, width);
+    count += standing.len();
+    for entry in entries.iter().rev() {
         if count >= need {
             break;
         }
+        let chunk = transcript::lines(entry, width);
+        count += chunk.len();
+        tail.push(chunk);
     }
     let mut lines: Vec<Line> = Vec::new();
     if count < need {
@@ -214,15 +197,37 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
             theme::dim(),
         ));
         push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
-        lines.push(Line::raw(""));
-        if cells.is_empty() {
+        let others = app.same_customer(item);
+        if !others.is_empty() {
             lines.push(Line::styled(
-                "Not worked yet: press w to let the model work it.",
+                format!("{}'s other tickets:", one_line(&t.customer_id)),
+                theme::dim(),
+            ));
+            for other in others {
+                push_wrapped(
+                    &mut lines,
+                    &format!(
+                        "{} · {} · {}",
+                        other.ticket.ticket_id,
+                        other.status.label(),
+                        one_line(&other.ticket.subject)
+                    ),
+                    width,
+                    theme::untrusted(),
+                    "  ",
+                );
+            }
+        }
+        lines.push(Line::raw(""));
+        if entries.is_empty() {
+            lines.push(Line::styled(
+                "Not worked yet: press w to let the model work it, or e to answer it yourself.",
                 theme::dim(),
             ));
         }
     }
     lines.extend(tail.into_iter().rev().flatten());
+    lines.extend(standing);
 
     let body = Rect::new(
         inner.x,
@@ -244,185 +249,58 @@ fn render_ticket(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(shown), body);
 }
 
-fn push_wrapped(
-    lines: &mut Vec<Line<'static>>,
-    text: &str,
-    width: usize,
-    style: Style,
-    indent: &str,
-) {
-    for raw in text.lines() {
-        if raw.trim().is_empty() {
-            lines.push(Line::raw(""));
-            continue;
-        }
-        // Keep a line's own indentation (pretty JSON), within reason.
-        let own = raw.len() - raw.trim_start().len();
-        let lead = format!("{indent}{}", " ".repeat(own.min(width / 3)));
-        let room = width.saturating_sub(lead.chars().count()).max(8);
-        for piece in wrap(raw.trim_start(), room) {
-            lines.push(Line::styled(format!("{lead}{piece}"), style));
-        }
-    }
-}
-
-/// Greedy word wrap by characters; words longer than the width are cut.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let word_len = word.chars().count();
-        let line_len = line.chars().count();
-        if line_len > 0 && line_len + 1 + word_len > width {
-            out.push(std::mem::take(&mut line));
-        }
-        if word_len > width {
-            let chars: Vec<char> = word.chars().collect();
-            for chunk in chars.chunks(width) {
-                if !line.is_empty() {
-                    out.push(std::mem::take(&mut line));
-                }
-                line = chunk.iter().collect();
-            }
-            continue;
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push(line);
-    out
-}
-
-fn outcome_style(outcome: Outcome) -> Style {
-    match outcome {
-        Outcome::Result => theme::good(),
-        Outcome::ToolError | Outcome::Declined => theme::warning(),
-        Outcome::UnknownTool | Outcome::Failed => theme::danger(),
-    }
-}
-
-fn push_cell(lines: &mut Vec<Line<'static>>, cell: &Cell, width: usize) {
-    match cell {
-        Cell::Step { turn, step } => push_step(lines, *turn, step, width),
-        Cell::Attached { server, uri, bytes } => lines.push(Line::styled(
-            format!(
-                "  + attached {} from {} ({bytes} bytes)",
-                one_line(uri),
-                one_line(server)
-            ),
-            theme::dim(),
-        )),
-        Cell::Note(note) => {
-            lines.push(Line::styled(format!("  {}", clean(note)), theme::warning()))
-        }
-    }
-}
-
-fn push_step(lines: &mut Vec<Line<'static>>, turn: u32, step: &Step, width: usize) {
-    match step {
-        Step::ModelAsked {
-            tool_list_chars,
-            context_chars,
-        } => push_wrapped(
-            lines,
-            &format!(
-                "── model call {turn} · tool list {tool_list_chars} chars · context {context_chars} chars"
-            ),
-            width,
-            theme::dim(),
-            "",
-        ),
-        Step::ModelSaid { words } => {
-            lines.push(Line::styled("model said:", theme::title()));
-            push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
-        }
-        Step::Call { tool, arguments } => {
-            lines.push(Line::from(vec![
-                Span::styled("→ call ", theme::title()),
-                Span::raw(one_line(tool)),
-            ]));
-            for (name, value) in arguments {
+/// Where the ticket stands now, under its history: why it needs a person, what was sent and
+/// by whom, to whom it was handed.
+fn standing_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
+    let state = &item.state;
+    let mut lines = Vec::new();
+    match state.state {
+        Lifecycle::NeedsPerson => {
+            if let Some(reason) = &state.reason {
                 push_wrapped(
-                    lines,
-                    &format!("{} = {}", one_line(name), one_line(value)),
-                    width,
-                    Style::default(),
-                    "    ",
-                );
-            }
-        }
-        Step::Consent { tool, approved, by } => {
-            let (mark, style) = if *approved {
-                ("✓ approved", theme::good())
-            } else {
-                ("✗ declined", theme::warning())
-            };
-            lines.push(Line::styled(
-                format!("  {mark} by {} ({})", one_line(by), one_line(tool)),
-                style,
-            ));
-        }
-        Step::Input {
-            server,
-            message,
-            action,
-        } => {
-            lines.push(Line::styled(
-                format!("  ? {} asked:", one_line(server)),
-                theme::warning(),
-            ));
-            push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
-            lines.push(Line::raw(format!("    answer: {}", one_line(action))));
-        }
-        Step::Outcome {
-            tool,
-            outcome,
-            text,
-            truncated,
-        } => {
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("← {} ", outcome.label()),
-                    outcome_style(*outcome).add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(one_line(tool)),
-                Span::styled(
-                    if *truncated { " (cut by the desk)" } else { "" },
-                    theme::dim(),
-                ),
-            ]));
-            let cleaned = clean(text);
-            let all: Vec<&str> = cleaned.lines().collect();
-            for line in all.iter().take(RESULT_LINES) {
-                push_wrapped(lines, line, width, theme::untrusted(), "    ");
-            }
-            if all.len() > RESULT_LINES {
-                lines.push(Line::styled(
-                    format!("    … {} more lines folded", all.len() - RESULT_LINES),
-                    theme::dim(),
-                ));
-            }
-        }
-        Step::Draft { text, findings } => {
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                "Draft reply (press e to edit and send):",
-                theme::title(),
-            ));
-            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
-            for finding in findings {
-                push_wrapped(
-                    lines,
-                    &format!("⚠ {}", clean(finding)),
+                    &mut lines,
+                    &format!("Needs a person: {}", clean(reason)),
                     width,
                     theme::danger(),
-                    "  ",
+                    "",
+                );
+            }
+            lines.push(Line::styled(
+                "e answers it yourself · w works it again",
+                theme::dim(),
+            ));
+        }
+        Lifecycle::Sent => {
+            if let Some(sent) = &state.sent {
+                push_wrapped(
+                    &mut lines,
+                    &format!("Sent by {} at {}.", one_line(&sent.by), rfc3339(sent.at)),
+                    width,
+                    theme::good(),
+                    "",
                 );
             }
         }
+        Lifecycle::HandedOver => {
+            if let Some(hand) = &state.handed_over {
+                push_wrapped(
+                    &mut lines,
+                    &format!(
+                        "Handed over to {} by {} at {}: {}",
+                        one_line(&hand.to),
+                        one_line(&hand.by),
+                        rfc3339(hand.at),
+                        clean(&hand.note)
+                    ),
+                    width,
+                    theme::warning(),
+                    "",
+                );
+            }
+        }
+        Lifecycle::New | Lifecycle::Working | Lifecycle::Drafted => {}
     }
+    lines
 }
 
 fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
@@ -437,7 +315,7 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     match &app.message {
         Some(message) => spans.push(Span::raw(format!(" {}", one_line(message)))),
         None => spans.push(Span::styled(
-            " ↑↓ ticket · w work · W work all · Enter open · e draft · f filter · p prompts · r resources · ? help · q quit",
+            " ↑↓ ticket · w work · W work new · Enter open · e reply · n note · f filter · p prompts · r resources · v review · ? help · q quit",
             theme::dim(),
         )),
     }
@@ -455,14 +333,18 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-pub const KEYS: [(&str, &str); 19] = [
+pub const KEYS: [(&str, &str); 20] = [
     ("↑/↓ or j/k", "pick a ticket"),
-    ("w", "work the selected ticket"),
-    ("W", "work every waiting ticket"),
-    ("Enter", "open the ticket's question or draft, or work it"),
+    ("w", "work the selected ticket (again)"),
+    ("W", "work every new ticket"),
+    ("Enter", "open the ticket's question or reply, or work it"),
     ("a", "answer the next waiting question"),
-    ("e", "edit, send or hand on the draft"),
-    ("f", "filter: all / needs me / flagged"),
+    ("e", "write, edit, send or hand over the reply"),
+    (
+        "n",
+        "add an internal note (never sent, never shown to the model)",
+    ),
+    ("f", "filter: all / needs me / needs a person"),
     ("p", "run a server's prompt for this ticket"),
     ("r", "attach a server's resource to this ticket"),
     ("PgUp/PgDn", "scroll the ticket; End follows the live turn"),
@@ -478,7 +360,7 @@ pub const KEYS: [(&str, &str); 19] = [
         "Ctrl-K",
         "in the draft: check your edit against the call log",
     ),
-    ("v", "review the recorded run turn by turn (q returns)"),
+    ("v", "review this desk's record or a recording (q returns)"),
     ("?", "this help"),
     ("q or Ctrl-C", "quit (servers are stopped)"),
 ];
@@ -512,6 +394,13 @@ fn render_picker(app: &App, picker: &Picker, frame: &mut Frame, area: Rect) {
             app.prompts
                 .iter()
                 .map(|p| format!("{}  {}", one_line(&p.name), one_line(&p.description)))
+                .collect(),
+        ),
+        PickerKind::Reviews => (
+            " Review: open one (Enter · Esc closes) ",
+            app.review_choices()
+                .into_iter()
+                .map(|(label, _, _)| one_line(&label))
                 .collect(),
         ),
         PickerKind::Resources => (

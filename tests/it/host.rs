@@ -163,6 +163,7 @@ pub async fn harness(setup: Setup) -> Harness {
     let built = build_model(&config).expect("model");
     let storage = Storage {
         data_dir: Some(dir.path().join("data")),
+        record: None,
     };
     let host = Host::start(
         config,
@@ -767,26 +768,32 @@ async fn a_persons_edit_of_a_draft_is_checked_against_the_same_call_log() {
         ),
     ])))
     .await;
-    assert_eq!(h.host.recheck("T-0009", "anything"), None, "not worked yet");
+    let before = h
+        .host
+        .check_text("T-0009", "Your refund of €161.96 is on its way.");
+    assert!(
+        !before.expect("checked").findings.is_empty(),
+        "before any run the call log is empty: a refund promise is unbacked"
+    );
     let run = h.work("T-0009").await;
     assert_eq!(run.findings.len(), 2, "{:?}", run.findings);
 
     let still_wrong = h
         .host
-        .recheck(
+        .check_text(
             "T-0009",
             "Hello! The total amount of €161.96 will be refunded to your card within 5 days.",
         )
-        .expect("worked in this process");
-    assert_eq!(still_wrong.len(), 2, "{still_wrong:?}");
+        .expect("checked against the record's call log");
+    assert_eq!(still_wrong.findings.len(), 2, "{:?}", still_wrong.findings);
     let fixed = h
         .host
-        .recheck(
+        .check_text(
             "T-0009",
             "Your order O-1744 was delivered. Which item would you like us to refund?",
         )
-        .expect("worked in this process");
-    assert_eq!(fixed, Vec::<String>::new());
+        .expect("checked against the record's call log");
+    assert_eq!(fixed.findings, vec![]);
 }
 
 #[tokio::test]

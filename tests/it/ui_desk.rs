@@ -3,11 +3,17 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use serde_json::json;
 use support_desk::host::api::{
     Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FormAnswer, FormAsk, FormKind, Outcome,
     Pending, Question, ServerSummary, ToolHints, UnseenValue,
 };
-use support_desk::host::events::{HostEvent, PromptInfo, ResourceInfo, Step};
+use support_desk::host::checks::Finding;
+use support_desk::host::events::{HostEvent, PromptInfo, ResourceInfo};
+use support_desk::model::chat::{Reply, ToolCall};
+use support_desk::record::DeskRecord;
+use support_desk::record::transcript::entries_of;
+use support_desk::recording::Event;
 use support_desk::shop::ShopWorld;
 use support_desk::ui::app::{App, Modal, Status};
 use support_desk::ui::render::render;
@@ -61,104 +67,156 @@ fn screen(app: &App, width: u16, height: u16) -> String {
     format!("{}", terminal.backend())
 }
 
-fn step(app: &mut App, ticket: &str, turn: u32, step: Step) {
-    app.on_host(HostEvent::Turn {
-        ticket: ticket.into(),
-        turn,
-        step,
+/// 2026-12-01 09:30:00 UTC: the desk's clock in these tests, so screens never move.
+pub fn fixed_clock() -> i64 {
+    1_796_117_400_000
+}
+
+/// A record of dana's desk that tells fixed time.
+pub fn record() -> DeskRecord {
+    let allow = [
+        "shop.get_order_status",
+        "shop.find_orders",
+        "shop.quote_refund",
+    ]
+    .map(String::from);
+    DeskRecord::in_memory("dana", &allow)
+        .expect("an in-memory record")
+        .with_clock(fixed_clock)
+}
+
+/// `event` happens at the desk: the record keeps it, and the app hears of it as the host
+/// tells it.
+pub fn happen(app: &mut App, record: &DeskRecord, event: Event) {
+    let appended = record.append(&event).expect("the record takes it");
+    let stored = &appended.stored;
+    app.on_host(HostEvent::Happened {
+        ticket: event.ticket().expect("a ticket's event").to_owned(),
+        entries: entries_of(&event, Some(&stored.by), Some(stored.at)),
+        state: appended.state.expect("a ticket's state"),
     });
 }
 
+pub fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
+    Event::ModelCall {
+        ticket: ticket.into(),
+        turn,
+        messages_hash: format!("hash-{turn}"),
+        reply,
+        seconds: 1.5,
+        tool_list_chars: 3052,
+        context_chars: 1900,
+    }
+}
+
+pub fn asks_for(tool: &str, arguments: serde_json::Value) -> Reply {
+    Reply::Call {
+        call: ToolCall {
+            id: "call_1".into(),
+            name: tool.into(),
+            arguments: arguments.as_object().cloned().unwrap_or_default(),
+        },
+        content: String::new(),
+    }
+}
+
+pub fn tool_call(ticket: &str, turn: u32, tool: &str, arguments: serde_json::Value) -> Event {
+    Event::ToolCall {
+        ticket: ticket.into(),
+        turn,
+        tool: tool.into(),
+        arguments: arguments.as_object().cloned().unwrap_or_default(),
+    }
+}
+
+pub fn outcome(ticket: &str, turn: u32, tool: &str, outcome: Outcome, text: &str) -> Event {
+    Event::Outcome {
+        ticket: ticket.into(),
+        turn,
+        tool: tool.into(),
+        outcome,
+        text: text.into(),
+        truncated: false,
+    }
+}
+
 /// T-0009 worked: a tool error, a lookup, and a draft with a finding.
-fn worked(app: &mut App) {
-    app.on_host(HostEvent::Started {
-        ticket: "T-0009".into(),
-    });
-    step(
-        app,
-        "T-0009",
-        1,
-        Step::ModelAsked {
-            tool_list_chars: 3052,
-            context_chars: 1900,
+fn worked(app: &mut App, record: &DeskRecord) {
+    let t = "T-0009";
+    let events = [
+        Event::TicketStarted {
+            ticket: t.into(),
+            tools: vec!["shop.quote_refund".into(), "partner.track_parcel".into()],
+            attached: vec!["shop://policies/refund".into()],
+            request: None,
         },
-    );
-    step(
-        app,
-        "T-0009",
-        1,
-        Step::Call {
-            tool: "shop.quote_refund".into(),
-            arguments: vec![("order_id".into(), "\"O-7144\"".into())],
-        },
-    );
-    step(
-        app,
-        "T-0009",
-        1,
-        Step::Outcome {
-            tool: "shop.quote_refund".into(),
-            outcome: Outcome::ToolError,
-            text: "The shop has no order O-7144. Check the number with the customer, or use find_orders to list their orders.".into(),
-            truncated: false,
-        },
-    );
-    step(
-        app,
-        "T-0009",
-        2,
-        Step::ModelAsked {
-            tool_list_chars: 3052,
-            context_chars: 1900,
-        },
-    );
-    step(
-        app,
-        "T-0009",
-        2,
-        Step::Call {
+        model_call(
+            t,
+            1,
+            asks_for("shop.quote_refund", json!({"order_id": "O-7144"})),
+        ),
+        tool_call(t, 1, "shop.quote_refund", json!({"order_id": "O-7144"})),
+        outcome(
+            t,
+            1,
+            "shop.quote_refund",
+            Outcome::ToolError,
+            "The shop has no order O-7144. Check the number with the customer, or use find_orders to list their orders.",
+        ),
+        model_call(
+            t,
+            2,
+            asks_for(
+                "partner.track_parcel",
+                json!({"tracking_number": "KP123456789"}),
+            ),
+        ),
+        tool_call(
+            t,
+            2,
+            "partner.track_parcel",
+            json!({"tracking_number": "KP123456789"}),
+        ),
+        Event::Consent {
+            ticket: t.into(),
+            turn: 2,
             tool: "partner.track_parcel".into(),
-            arguments: vec![("tracking_number".into(), "\"KP123456789\"".into())],
-        },
-    );
-    step(
-        app,
-        "T-0009",
-        2,
-        Step::Consent {
-            tool: "partner.track_parcel".into(),
+            reason: "not on the allow list".into(),
+            unseen: vec![],
             approved: true,
             by: "dana".into(),
         },
-    );
-    step(
-        app,
-        "T-0009",
-        2,
-        Step::Outcome {
-            tool: "partner.track_parcel".into(),
-            outcome: Outcome::Result,
-            text: "{\n  \"status\": \"in_transit\",\n  \"carrier\": \"Kestrel Parcel\"\n}".into(),
-            truncated: false,
-        },
-    );
-    step(
-        app,
-        "T-0009",
-        3,
-        Step::Draft {
+        outcome(
+            t,
+            2,
+            "partner.track_parcel",
+            Outcome::Result,
+            r#"{"status": "in_transit", "carrier": "Kestrel Parcel"}"#,
+        ),
+        model_call(
+            t,
+            3,
+            Reply::Words {
+                content: "Your refund of €42.70 will be sent today.".into(),
+            },
+        ),
+        Event::Draft {
+            ticket: t.into(),
             text: "Your refund of €42.70 will be sent today.".into(),
-            findings: vec![
-                "The reply promises a refund, but no refund was issued for this ticket.".into(),
-            ],
+            findings: vec![Finding::RefundPromisedWithoutRefund {
+                phrase: "refund of €42.70 will be sent".into(),
+            }],
         },
-    );
-    app.on_host(HostEvent::Done {
-        ticket: "T-0009".into(),
-        model_calls: 3,
-        stopped_at_turn_limit: false,
-        error: None,
-    });
+        Event::TicketDone {
+            ticket: t.into(),
+            model_calls: 3,
+            stopped_at_turn_limit: false,
+            error: None,
+        },
+    ];
+    for event in events {
+        happen(app, record, event);
+    }
 }
 
 fn select(app: &mut App, ticket: &str) {
@@ -218,15 +276,16 @@ fn release_form(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<FormA
 #[test]
 fn the_queue_shows_every_status() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     let statuses = [
         ("T-0001", Status::Working),
         ("T-0002", Status::NeedsConsent),
         ("T-0003", Status::NeedsLead),
-        ("T-0004", Status::DraftReady),
-        ("T-0005", Status::HandedToPerson),
+        ("T-0004", Status::Drafted),
+        ("T-0005", Status::HandedOver),
         ("T-0006", Status::Sent),
-        ("T-0007", Status::Diverged),
+        ("T-0007", Status::NeedsPerson),
     ];
     for (id, status) in statuses {
         if let Some(item) = app.items.iter_mut().find(|i| i.ticket.ticket_id == id) {
@@ -240,22 +299,24 @@ fn the_queue_shows_every_status() {
 #[test]
 fn a_worked_ticket_shows_its_turns_calls_consent_results_and_flagged_draft() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     select(&mut app, "T-0009");
     insta::assert_snapshot!("desk_ticket_worked_120x36", screen(&app, 120, 36));
     insta::assert_snapshot!("desk_ticket_worked_80x24", screen(&app, 80, 24));
-    assert_eq!(app.current().map(|i| i.status), Some(Status::Flagged));
+    assert_eq!(app.current().map(|i| i.status), Some(Status::NeedsPerson));
 }
 
 #[test]
 fn the_filters_narrow_the_queue() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     app.on_key(key(KeyCode::Char('f')));
     assert_eq!(app.visible().len(), 1, "needs me: the flagged draft");
     app.on_key(key(KeyCode::Char('f')));
-    assert_eq!(app.visible().len(), 1, "flagged");
-    insta::assert_snapshot!("desk_filter_flagged_80x24", screen(&app, 80, 24));
+    assert_eq!(app.visible().len(), 1, "needs a person");
+    insta::assert_snapshot!("desk_filter_needs_person_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Char('f')));
     assert_eq!(app.visible().len(), 48);
 }
@@ -273,13 +334,14 @@ fn keys_ask_the_host_to_work_one_ticket_or_the_queue() {
 #[test]
 fn work_all_sends_the_waiting_tickets_and_shows_progress() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     let Some(Command::WorkQueue { tickets: ids, .. }) =
         app.on_key(KeyEvent::new(KeyCode::Char('W'), KeyModifiers::SHIFT))
     else {
         panic!("a queue command");
     };
-    assert_eq!(ids.len(), 47, "every ticket but the worked one");
+    assert_eq!(ids.len(), 47, "every new ticket: not the worked one");
     assert_eq!(app.queue_run, Some((0, 47)));
 }
 
@@ -341,7 +403,8 @@ async fn questions_queue_up_and_one_left_for_later_is_not_lost() {
 #[test]
 fn the_draft_editor_opens_on_e_and_sending_goes_to_the_host() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     select(&mut app, "T-0009");
     app.on_key(key(KeyCode::Char('e')));
     assert!(matches!(app.modal, Some(Modal::Draft(..))));
@@ -351,7 +414,8 @@ fn the_draft_editor_opens_on_e_and_sending_goes_to_the_host() {
 #[test]
 fn an_edited_draft_is_checked_again_and_the_editor_shows_what_the_host_found() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     select(&mut app, "T-0009");
     app.on_key(key(KeyCode::Char('e')));
     app.on_key(key(KeyCode::End));
@@ -375,19 +439,16 @@ fn an_edited_draft_is_checked_again_and_the_editor_shows_what_the_host_found() {
     );
 
     // The host found nothing left open in the edited text.
-    app.on_host(HostEvent::States(vec![
-        support_desk::host::desk_state::TicketState {
+    happen(
+        &mut app,
+        &record,
+        Event::DraftEdited {
             ticket: "T-0009".into(),
-            status: support_desk::host::desk_state::TicketStatus::DraftReady,
-            draft: Some(text.clone()),
+            by: "dana".into(),
+            text: text.clone(),
             findings: vec![],
-            model_calls: 3,
-            sent: None,
-            handed_to: None,
-            note: None,
-            updated_at: 0,
         },
-    ]));
+    );
     let shown = screen(&app, 120, 36);
     assert!(shown.contains("Checked: no findings are open"), "{shown}");
     assert!(!shown.contains("promises a refund"), "{shown}");
@@ -403,7 +464,8 @@ fn an_edited_draft_is_checked_again_and_the_editor_shows_what_the_host_found() {
 #[test]
 fn pasted_text_goes_into_the_open_editor_or_field_without_escape_sequences() {
     let mut app = app();
-    worked(&mut app);
+    let record = record();
+    worked(&mut app, &record);
     select(&mut app, "T-0009");
     app.on_paste("w");
     assert!(app.modal.is_none(), "a paste is never read as keys");
@@ -508,14 +570,28 @@ fn the_prompt_and_resource_pickers_list_what_servers_offer() {
             uri: "shop://policies/returns".into()
         })
     );
-    app.on_host(HostEvent::Attached {
-        ticket: "T-0003".into(),
-        server: "shop".into(),
-        uri: "shop://policies/returns".into(),
-        bytes: 1700,
-    });
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('r'))),
+        Some(Command::ListResources),
+        "r asks the servers for their resources as they are now"
+    );
+    let record = record();
+    happen(
+        &mut app,
+        &record,
+        Event::Attached {
+            ticket: "T-0003".into(),
+            by: "dana".into(),
+            server: "shop".into(),
+            uri: "shop://policies/returns".into(),
+            bytes: 1700,
+        },
+    );
+    app.modal = None;
+    let shown = screen(&app, 120, 36);
     assert!(
-        screen(&app, 120, 36).contains("attached shop://policies/returns from shop (1700 bytes)")
+        shown.contains("attached shop://policies/returns from shop (1700 bytes)"),
+        "{shown}"
     );
 }
 
@@ -546,22 +622,55 @@ fn a_ticket_with_escape_sequences_renders_without_emitting_them() {
 }
 
 #[test]
-fn a_host_state_list_restores_the_queue_as_it_was() {
-    let mut app = app();
-    let states = vec![support_desk::host::desk_state::TicketState {
-        ticket: "T-0004".into(),
-        status: support_desk::host::desk_state::TicketStatus::Sent,
-        draft: Some("Your parcel is on its way.".into()),
-        findings: vec![],
-        model_calls: 2,
-        sent: None,
-        handed_to: None,
-        note: None,
-        updated_at: 0,
-    }];
-    app.on_host(HostEvent::States(states));
-    assert_eq!(app.items[3].status, Status::Sent);
-    assert!(screen(&app, 120, 36).contains("T-0004 sent"));
+fn the_record_at_start_restores_the_queue_and_the_transcripts_as_they_were() {
+    let record = record();
+    let mut first = app();
+    worked(&mut first, &record);
+    for event in [
+        Event::DraftEdited {
+            ticket: "T-0004".into(),
+            by: "dana".into(),
+            text: "Your parcel is on its way.".into(),
+            findings: vec![],
+        },
+        Event::Sent {
+            ticket: "T-0004".into(),
+            by: "dana".into(),
+            text: "Your parcel is on its way.".into(),
+            override_reason: None,
+        },
+    ] {
+        happen(&mut first, &record, event);
+    }
+    let mut reopened = app();
+    let mut history = std::collections::BTreeMap::<String, Vec<_>>::new();
+    for stored in record.events_after(0).expect("events") {
+        history
+            .entry(stored.event.ticket().expect("a ticket").to_owned())
+            .or_default()
+            .extend(entries_of(&stored.event, Some(&stored.by), Some(stored.at)));
+    }
+    let states = record.states().expect("states");
+    reopened.on_host(HostEvent::Record(
+        states
+            .into_iter()
+            .map(|s| {
+                let entries = history.remove(&s.ticket).unwrap_or_default();
+                (s, entries)
+            })
+            .collect(),
+    ));
+    assert_eq!(reopened.items[3].status, Status::Sent);
+    select(&mut reopened, "T-0004");
+    let shown = screen(&reopened, 120, 36);
+    assert!(
+        shown.contains("Sent by dana at 2026-12-01T09:30:00Z"),
+        "{shown}"
+    );
+    assert!(shown.contains("Your parcel is on its way."), "{shown}");
+    select(&mut first, "T-0009");
+    select(&mut reopened, "T-0009");
+    assert_eq!(screen(&reopened, 120, 36), screen(&first, 120, 36));
 }
 
 #[test]
@@ -569,6 +678,8 @@ fn v_opens_the_recorded_run_in_review_mode_and_q_returns_to_the_desk() {
     let recording = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
     let mut app = app().with_review_source(recording);
     app.on_key(key(KeyCode::Char('v')));
+    insta::assert_snapshot!("desk_review_picker_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Enter));
     assert!(app.review.is_some());
     let shown = screen(&app, 120, 36);
     assert!(

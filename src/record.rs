@@ -1,0 +1,151 @@
+//! The desk's own record: one append-only log of everything that happens at the desk (model
+//! turns, calls, outcomes, consent and form answers, drafts, people's edits, sends,
+//! hand-overs, attachments, notes), each event with who and when.
+//!
+//! A ticket's state is derived from its events ([`state`]), its transcript too
+//! ([`transcript`]); the queue, the live ticket pane, review mode, `queue --json` and the JSONL
+//! export all read the same events. One person's desk keeps it in an SQLite file in the data
+//! directory ([`store`]).
+
+pub mod state;
+pub mod store;
+pub mod transcript;
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+pub use state::{Lifecycle, TicketState};
+pub use store::{Appended, DeskRecord, RecordError, Stored};
+
+use crate::shop::data::Ticket;
+
+/// The record's file in a data directory.
+pub const RECORD_FILE: &str = "desk.sqlite3";
+/// Sent replies, one JSON line each, for a mail integration to pick up.
+pub const OUTBOX_FILE: &str = "outbox.jsonl";
+
+/// Writes the whole record as a JSONL recording (the record's interchange format): every
+/// event in order, each with its `seq`, `at` (unix milliseconds) and `by`. `summary`,
+/// `review` and `replay:` read it as they read any recording. Returns how many events.
+pub fn export(record: &DeskRecord, out: &Path) -> Result<usize, ExportError> {
+    let events = record.events_after(0)?;
+    let io = |source| ExportError::Write {
+        path: out.to_owned(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(out)
+        .map_err(io)?;
+    let mut text = Vec::new();
+    for stored in &events {
+        let mut line = serde_json::to_value(&stored.event).map_err(|e| io(e.into()))?;
+        if let Some(object) = line.as_object_mut() {
+            object.insert("seq".into(), stored.seq.into());
+            object.insert("at".into(), stored.at.into());
+            object.insert("by".into(), stored.by.clone().into());
+        }
+        serde_json::to_writer(&mut text, &line).map_err(|e| io(e.into()))?;
+        text.push(b'\n');
+    }
+    file.write_all(&text).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(events.len())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("cannot write {} ({source}); name a new file (export never overwrites one)", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// One ticket as `queue --json` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueRow {
+    pub id: String,
+    pub state: Lifecycle,
+    pub by: Option<String>,
+    /// RFC 3339, UTC.
+    pub at: Option<String>,
+    pub reason: Option<String>,
+    /// The first line of the reply that was sent.
+    pub sent: Option<String>,
+}
+
+/// Every ticket of the queue with its state as the record has it (`new` when it has none).
+pub fn queue(tickets: &[Ticket], states: &[TicketState]) -> Vec<QueueRow> {
+    tickets
+        .iter()
+        .map(|ticket| {
+            let id = &ticket.ticket_id;
+            let state = states
+                .iter()
+                .find(|s| &s.ticket == id)
+                .cloned()
+                .unwrap_or_else(|| TicketState::new(id));
+            QueueRow {
+                id: id.clone(),
+                state: state.state,
+                by: state.by,
+                at: state.at.map(rfc3339),
+                reason: state.reason,
+                sent: state
+                    .sent
+                    .map(|s| s.text.lines().next().unwrap_or_default().to_owned()),
+            }
+        })
+        .collect()
+}
+
+/// `queue` as a table for people.
+pub fn queue_text(rows: &[QueueRow]) -> String {
+    let mut text = String::new();
+    for row in rows {
+        let mut line = format!("{:<8} {:<13}", row.id, row.state.as_str());
+        if let (Some(by), Some(at)) = (&row.by, &row.at) {
+            line.push_str(&format!(" {by} {at}"));
+        }
+        if let Some(reason) = &row.reason {
+            line.push_str(&format!(" · {reason}"));
+        }
+        if let Some(sent) = &row.sent {
+            line.push_str(&format!(" · sent: {sent}"));
+        }
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+/// Unix milliseconds as `2026-12-01T08:09:23Z`.
+pub fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,347 @@
+//! A ticket's state, derived from its events alone.
+//!
+//! [`TicketState::apply`] is the one place that says what an event does to a ticket: the
+//! store calls it in the same transaction that appends the event, and replaying a record
+//! from its first event through it gives the same states (a test checks that). It never
+//! refuses anything; which events may be appended is the store's rule ([`TicketState::refuses`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::api::Outcome;
+use crate::host::checks::Finding;
+use crate::recording::Event;
+
+/// Where a ticket stands in its life at the desk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lifecycle {
+    /// Nothing has happened to it yet.
+    New,
+    /// A run is under way (by `TicketState::by`).
+    Working,
+    /// The model's (or a person's) draft passed every check.
+    Drafted,
+    /// A person must look at it: `TicketState::reason` says why.
+    NeedsPerson,
+    Sent,
+    HandedOver,
+}
+
+impl Lifecycle {
+    pub const ALL: [Lifecycle; 6] = [
+        Lifecycle::New,
+        Lifecycle::Working,
+        Lifecycle::Drafted,
+        Lifecycle::NeedsPerson,
+        Lifecycle::Sent,
+        Lifecycle::HandedOver,
+    ];
+
+    /// As written in `queue --json` and on screen.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lifecycle::New => "new",
+            Lifecycle::Working => "working",
+            Lifecycle::Drafted => "drafted",
+            Lifecycle::NeedsPerson => "needs_person",
+            Lifecycle::Sent => "sent",
+            Lifecycle::HandedOver => "handed_over",
+        }
+    }
+}
+
+/// A reply as it left the desk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentReply {
+    pub text: String,
+    pub by: String,
+    /// Why it was sent with check findings open.
+    pub override_reason: Option<String>,
+    /// Unix milliseconds.
+    pub at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandOver {
+    pub by: String,
+    pub to: String,
+    pub note: String,
+    /// Unix milliseconds.
+    pub at: i64,
+}
+
+/// How far the run under way has come, so that a run cut off can say what may have happened.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RunProgress {
+    pub model_calls: u32,
+    /// The latest call asked for in this run, and its outcome once it came back.
+    pub last_call: Option<(String, Option<Outcome>)>,
+    /// Calls outside the allow list that reached (or may have reached) their server.
+    pub side_effects: Vec<String>,
+    /// Tools a person approved in this run (outside the allow list, by definition).
+    pub approved: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketState {
+    pub ticket: String,
+    pub state: Lifecycle,
+    /// Who acted last, and when (unix milliseconds); `None` for a new ticket.
+    pub by: Option<String>,
+    pub at: Option<i64>,
+    /// Why a person must look at it (`NeedsPerson`), in words for that person.
+    pub reason: Option<String>,
+    /// The current draft: the model's, or a person's edit of it.
+    pub draft: Option<String>,
+    /// The open check findings on the draft, one sentence each.
+    pub findings: Vec<String>,
+    pub model_calls: u32,
+    pub sent: Option<SentReply>,
+    pub handed_over: Option<HandOver>,
+    /// Set while a run is under way.
+    pub run: Option<RunProgress>,
+}
+
+/// Who appended an event, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp<'a> {
+    pub by: &'a str,
+    /// Unix milliseconds.
+    pub at: i64,
+}
+
+/// Why the store refuses to append an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("{ticket} was already sent by {by}; its reply cannot be changed or sent again")]
+    AlreadySent { ticket: String, by: String },
+    #[error("{ticket} has no reply to send: write one in the editor (e) first")]
+    NoReply { ticket: String },
+    #[error(
+        "{ticket} has open check findings ({}): fix the reply, or send with an override reason",
+        findings.join(" ")
+    )]
+    OpenFindings {
+        ticket: String,
+        findings: Vec<String>,
+    },
+}
+
+impl TicketState {
+    pub fn new(ticket: &str) -> Self {
+        Self {
+            ticket: ticket.to_owned(),
+            state: Lifecycle::New,
+            by: None,
+            at: None,
+            reason: None,
+            draft: None,
+            findings: Vec::new(),
+            model_calls: 0,
+            sent: None,
+            handed_over: None,
+            run: None,
+        }
+    }
+
+    /// Whether the store must refuse `event` for a ticket in this state.
+    pub fn refuses(&self, event: &Event) -> Option<Refusal> {
+        if let Some(sent) = &self.sent {
+            return match event {
+                // Notes and attachments are the desk's own; they never change a reply.
+                Event::Noted { .. } | Event::Attached { .. } => None,
+                _ => Some(Refusal::AlreadySent {
+                    ticket: self.ticket.clone(),
+                    by: sent.by.clone(),
+                }),
+            };
+        }
+        match event {
+            Event::Sent {
+                text,
+                override_reason,
+                ..
+            } => {
+                if text.trim().is_empty() {
+                    return Some(Refusal::NoReply {
+                        ticket: self.ticket.clone(),
+                    });
+                }
+                let overridden = override_reason
+                    .as_deref()
+                    .is_some_and(|r| !r.trim().is_empty());
+                (!self.findings.is_empty() && !overridden).then(|| Refusal::OpenFindings {
+                    ticket: self.ticket.clone(),
+                    findings: self.findings.clone(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// What `event` does to the ticket. `allow` is the host's list of tools that change
+    /// nothing, which decides what counts as a side effect of a run.
+    pub fn apply(&mut self, event: &Event, stamp: &Stamp<'_>, allow: &[String]) {
+        self.by = Some(stamp.by.to_owned());
+        self.at = Some(stamp.at);
+        match event {
+            Event::Manifest(_) => {}
+            Event::TicketStarted { .. } => {
+                self.state = Lifecycle::Working;
+                self.reason = None;
+                self.draft = None;
+                self.findings.clear();
+                self.model_calls = 0;
+                self.handed_over = None;
+                self.run = Some(RunProgress::default());
+            }
+            Event::ModelCall { turn, .. } => {
+                self.model_calls = *turn;
+                if let Some(run) = &mut self.run {
+                    run.model_calls = *turn;
+                }
+            }
+            Event::ToolCall { tool, .. } => {
+                if let Some(run) = &mut self.run {
+                    run.last_call = Some((tool.clone(), None));
+                }
+            }
+            Event::Consent { tool, approved, .. } => {
+                if let Some(run) = &mut self.run
+                    && *approved
+                    && !allow.contains(tool)
+                {
+                    run.approved.push(tool.clone());
+                }
+            }
+            Event::InputRequest { .. } => {}
+            Event::Outcome { tool, outcome, .. } => {
+                if let Some(run) = &mut self.run {
+                    run.last_call = Some((tool.clone(), Some(*outcome)));
+                    let reached = matches!(
+                        outcome,
+                        Outcome::Result | Outcome::ToolError | Outcome::Failed
+                    );
+                    if reached && !allow.contains(tool) {
+                        run.side_effects.push(tool.clone());
+                    }
+                }
+            }
+            Event::Draft { text, findings, .. } => self.set_draft(text, findings),
+            Event::TicketDone {
+                model_calls,
+                stopped_at_turn_limit,
+                error,
+                ..
+            } => {
+                self.model_calls = *model_calls;
+                self.run = None;
+                let reason = match (error, stopped_at_turn_limit) {
+                    (Some(error), _) => Some(format!("the run ended without a draft: {error}")),
+                    (None, true) => Some(format!(
+                        "the model used its {model_calls} calls without writing a reply; answer the customer yourself or work the ticket again"
+                    )),
+                    (None, false) if self.draft.is_none() => {
+                        Some("the run ended without a draft".to_owned())
+                    }
+                    (None, false) => None,
+                };
+                if let Some(reason) = reason {
+                    self.state = Lifecycle::NeedsPerson;
+                    self.reason = Some(reason);
+                }
+            }
+            Event::DraftEdited { text, findings, .. } => {
+                let handed_over = self.state == Lifecycle::HandedOver;
+                self.set_draft(text, findings);
+                if handed_over {
+                    self.state = Lifecycle::HandedOver;
+                    self.reason = None;
+                }
+            }
+            Event::Sent {
+                by,
+                text,
+                override_reason,
+                ..
+            } => {
+                self.state = Lifecycle::Sent;
+                self.reason = None;
+                self.draft = Some(text.clone());
+                self.run = None;
+                self.sent = Some(SentReply {
+                    text: text.clone(),
+                    by: by.clone(),
+                    override_reason: override_reason.clone(),
+                    at: stamp.at,
+                });
+            }
+            Event::HandedOver { by, to, note, .. } => {
+                self.state = Lifecycle::HandedOver;
+                self.reason = None;
+                self.run = None;
+                self.handed_over = Some(HandOver {
+                    by: by.clone(),
+                    to: to.clone(),
+                    note: note.clone(),
+                    at: stamp.at,
+                });
+            }
+            Event::Attached { .. } | Event::Noted { .. } => {}
+            Event::NeedsPerson { reason, .. } => {
+                self.state = Lifecycle::NeedsPerson;
+                self.reason = Some(reason.clone());
+                self.run = None;
+            }
+        }
+    }
+
+    fn set_draft(&mut self, text: &str, findings: &[Finding]) {
+        self.draft = Some(text.to_owned());
+        self.findings = findings.iter().map(Finding::reason).collect();
+        if self.findings.is_empty() {
+            self.state = Lifecycle::Drafted;
+            self.reason = None;
+        } else {
+            self.state = Lifecycle::NeedsPerson;
+            self.reason = Some(format!(
+                "the checks found {} in the draft",
+                plural(self.findings.len(), "problem", "problems")
+            ));
+        }
+    }
+
+    /// Why a run that was under way when the desk stopped cannot simply be picked up: what
+    /// it may already have done, in words for the person who takes the ticket.
+    pub fn interrupted_reason(&self, allow: &[String]) -> String {
+        let run = self.run.clone().unwrap_or_default();
+        let unanswered = match &run.last_call {
+            Some((tool, None)) => Some(tool.as_str()),
+            _ => None,
+        };
+        let what = match (unanswered, run.side_effects.last()) {
+            (Some(tool), _) if !allow.iter().any(|a| a == tool) => {
+                format!("interrupted after {tool}: the result is unknown")
+            }
+            (_, Some(tool)) => format!(
+                "interrupted after {tool} had run: check what it did before answering the customer"
+            ),
+            (Some(tool), None) => {
+                format!("interrupted while {tool} ran; nothing outside the allow list had run")
+            }
+            (None, None) => format!(
+                "interrupted during model call {}; nothing outside the allow list had run",
+                run.model_calls + 1
+            ),
+        };
+        format!("{what}. The desk stopped in the middle of this run and did not work it again.")
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}

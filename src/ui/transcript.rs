@@ -1,0 +1,373 @@
+//! Drawing transcript entries: one renderer for a ticket's history, used by the live ticket
+//! pane and by review mode, so a ticket reads the same while it is worked and afterwards.
+//!
+//! An entry draws itself at a width and knows its height. Every string in an entry came from
+//! the model, a server, a customer or a person, so all of it is cleaned before it is drawn.
+
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::sanitize::{clean, one_line};
+use super::theme;
+use crate::host::api::Outcome;
+use crate::record::rfc3339;
+use crate::record::transcript::{Entry, EntryKind};
+
+/// Lines of a tool result shown before the rest is folded.
+pub const RESULT_LINES: usize = 12;
+
+/// The entry's lines at `width` columns.
+pub fn lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    push_entry(&mut out, entry, width.max(10));
+    out
+}
+
+/// How many rows the entry takes at `width` columns.
+pub fn height(entry: &Entry, width: usize) -> usize {
+    lines(entry, width).len()
+}
+
+/// The style of an outcome, live and in review alike.
+pub fn outcome_style(outcome: Outcome) -> Style {
+    match outcome {
+        Outcome::Result => theme::good(),
+        Outcome::ToolError | Outcome::Declined => theme::warning(),
+        Outcome::UnknownTool | Outcome::Failed => theme::danger(),
+    }
+}
+
+/// `by X at 2026-12-01T08:09:23Z`, as far as the record knows.
+fn who_when(entry: &Entry) -> String {
+    match (&entry.by, entry.at) {
+        (Some(by), Some(at)) => format!(" · {} · {}", one_line(by), rfc3339(at)),
+        (Some(by), None) => format!(" · {}", one_line(by)),
+        (None, Some(at)) => format!(" · {}", rfc3339(at)),
+        (None, None) => String::new(),
+    }
+}
+
+fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
+    match &entry.kind {
+        EntryKind::RunStarted {
+            tools,
+            attached,
+            request,
+        } => {
+            lines.push(Line::raw(""));
+            push_wrapped(
+                lines,
+                &format!(
+                    "══ run started{} · {tools} tools offered · {} attached",
+                    who_when(entry),
+                    attached.len()
+                ),
+                width,
+                theme::title(),
+                "",
+            );
+            if let Some(request) = request {
+                lines.push(Line::styled("a person asked:", theme::title()));
+                push_wrapped(lines, &clean(request), width, theme::untrusted(), "  ");
+            }
+        }
+        EntryKind::ModelCall {
+            turn,
+            seconds,
+            tool_list_chars,
+            context_chars,
+        } => push_wrapped(
+            lines,
+            &format!(
+                "── model call {turn} · {seconds:.1} s · tool list {tool_list_chars} chars · context {context_chars} chars"
+            ),
+            width,
+            theme::dim(),
+            "",
+        ),
+        EntryKind::Said { words, .. } => {
+            lines.push(Line::styled("model said:", theme::title()));
+            push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
+        }
+        EntryKind::Unreadable { raw, problem, .. } => {
+            lines.push(Line::styled(
+                format!("model's answer could not be used: {}", one_line(problem)),
+                theme::warning(),
+            ));
+            push_wrapped(lines, &clean(raw), width, theme::untrusted(), "  ");
+        }
+        EntryKind::Call {
+            tool, arguments, ..
+        } => {
+            lines.push(Line::from(vec![
+                Span::styled("→ call ", theme::title()),
+                Span::raw(one_line(tool)),
+            ]));
+            for (name, value) in arguments {
+                push_wrapped(
+                    lines,
+                    &format!("{} = {}", one_line(name), one_line(value)),
+                    width,
+                    Style::default(),
+                    "    ",
+                );
+            }
+        }
+        EntryKind::Consent {
+            tool,
+            approved,
+            by,
+            unseen,
+            ..
+        } => {
+            let (mark, style) = if *approved {
+                ("✓ approved", theme::good())
+            } else {
+                ("✗ declined", theme::warning())
+            };
+            lines.push(Line::styled(
+                format!("  {mark} by {} ({})", one_line(by), one_line(tool)),
+                style,
+            ));
+            if !unseen.is_empty() {
+                let unseen: Vec<String> = unseen.iter().map(|u| one_line(u)).collect();
+                push_wrapped(
+                    lines,
+                    &format!("seen nowhere before: {}", unseen.join(", ")),
+                    width,
+                    theme::warning(),
+                    "    ",
+                );
+            }
+        }
+        EntryKind::Input {
+            server,
+            message,
+            action,
+            ..
+        } => {
+            lines.push(Line::styled(
+                format!("  ? {} asked:", one_line(server)),
+                theme::warning(),
+            ));
+            push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
+            lines.push(Line::raw(format!("    answer: {}", one_line(action))));
+        }
+        EntryKind::Outcome {
+            tool,
+            outcome,
+            text,
+            truncated,
+            ..
+        } => {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("← {} ", outcome.label()),
+                    outcome_style(*outcome).add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(one_line(tool)),
+                Span::styled(
+                    if *truncated { " (cut by the desk)" } else { "" },
+                    theme::dim(),
+                ),
+            ]));
+            let cleaned = clean(text);
+            let all: Vec<&str> = cleaned.lines().collect();
+            for line in all.iter().take(RESULT_LINES) {
+                push_wrapped(lines, line, width, theme::untrusted(), "    ");
+            }
+            if all.len() > RESULT_LINES {
+                lines.push(Line::styled(
+                    format!("    … {} more lines folded", all.len() - RESULT_LINES),
+                    theme::dim(),
+                ));
+            }
+        }
+        EntryKind::Draft { text, findings } => {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "Draft reply (e edits and sends):",
+                theme::title(),
+            ));
+            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
+            push_findings(lines, findings, width);
+        }
+        EntryKind::RunEnded {
+            model_calls,
+            stopped_at_turn_limit,
+            error,
+        } => {
+            let (text, style) = match (error, stopped_at_turn_limit) {
+                (Some(error), _) => (
+                    format!("run ended without a draft: {}", clean(error)),
+                    theme::danger(),
+                ),
+                (None, true) => (
+                    format!(
+                        "run stopped at the limit of {model_calls} model calls: a person must answer"
+                    ),
+                    theme::warning(),
+                ),
+                (None, false) => (
+                    format!("run ended after {model_calls} model calls"),
+                    theme::dim(),
+                ),
+            };
+            push_wrapped(lines, &text, width, style, "  ");
+        }
+        EntryKind::Edited { by, text, findings } => {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                format!("Reply edited by {}{}:", one_line(by), at_only(entry)),
+                theme::title(),
+            ));
+            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
+            push_findings(lines, findings, width);
+        }
+        EntryKind::Sent {
+            by,
+            text,
+            override_reason,
+        } => {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                format!("✉ Sent by {}{}:", one_line(by), at_only(entry)),
+                theme::good().add_modifier(Modifier::BOLD),
+            ));
+            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
+            if let Some(reason) = override_reason {
+                push_wrapped(
+                    lines,
+                    &format!("sent despite the findings because: {}", clean(reason)),
+                    width,
+                    theme::warning(),
+                    "  ",
+                );
+            }
+        }
+        EntryKind::HandedOver { by, to, note } => {
+            lines.push(Line::raw(""));
+            push_wrapped(
+                lines,
+                &format!(
+                    "⇢ Handed over to {} by {}{}",
+                    one_line(to),
+                    one_line(by),
+                    at_only(entry)
+                ),
+                width,
+                theme::warning(),
+                "",
+            );
+            if !note.trim().is_empty() {
+                push_wrapped(
+                    lines,
+                    &format!("note: {}", clean(note)),
+                    width,
+                    Style::default(),
+                    "  ",
+                );
+            }
+        }
+        EntryKind::Attached { server, uri, bytes } => push_wrapped(
+            lines,
+            &format!(
+                "+ attached {} from {} ({bytes} bytes){}",
+                one_line(uri),
+                one_line(server),
+                who_when(entry)
+            ),
+            width,
+            theme::dim(),
+            "  ",
+        ),
+        EntryKind::Noted { by, text } => {
+            push_wrapped(
+                lines,
+                &format!("✎ internal note by {}{}:", one_line(by), at_only(entry)),
+                width,
+                theme::key(),
+                "  ",
+            );
+            push_wrapped(lines, &clean(text), width, Style::default(), "    ");
+        }
+        EntryKind::NeedsPerson { reason } => push_wrapped(
+            lines,
+            &format!("⚠ needs a person: {}", clean(reason)),
+            width,
+            theme::danger(),
+            "  ",
+        ),
+    }
+}
+
+fn at_only(entry: &Entry) -> String {
+    entry
+        .at
+        .map(|at| format!(" at {}", rfc3339(at)))
+        .unwrap_or_default()
+}
+
+fn push_findings(lines: &mut Vec<Line<'static>>, findings: &[String], width: usize) {
+    for finding in findings {
+        push_wrapped(
+            lines,
+            &format!("⚠ {}", clean(finding)),
+            width,
+            theme::danger(),
+            "  ",
+        );
+    }
+}
+
+/// Each line of `text` wrapped at `width` after `indent`, keeping a line's own indentation
+/// (pretty JSON) within reason.
+pub fn push_wrapped(
+    lines: &mut Vec<Line<'static>>,
+    text: &str,
+    width: usize,
+    style: Style,
+    indent: &str,
+) {
+    for raw in text.lines() {
+        if raw.trim().is_empty() {
+            lines.push(Line::raw(""));
+            continue;
+        }
+        let own = raw.len() - raw.trim_start().len();
+        let lead = format!("{indent}{}", " ".repeat(own.min(width / 3)));
+        let room = width.saturating_sub(lead.chars().count()).max(8);
+        for piece in wrap(raw.trim_start(), room) {
+            lines.push(Line::styled(format!("{lead}{piece}"), style));
+        }
+    }
+}
+
+/// Greedy word wrap by characters; words longer than the width are cut.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let word_len = word.chars().count();
+        let line_len = line.chars().count();
+        if line_len > 0 && line_len + 1 + word_len > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if word_len > width {
+            let chars: Vec<char> = word.chars().collect();
+            for chunk in chars.chunks(width) {
+                if !line.is_empty() {
+                    out.push(std::mem::take(&mut line));
+                }
+                line = chunk.iter().collect();
+            }
+            continue;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push(line);
+    out
+}
