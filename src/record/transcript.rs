@@ -195,10 +195,9 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
                         problem: "the answer was empty".to_owned(),
                     })
                 }
-                Reply::Words { content } => kinds.push(EntryKind::Said {
-                    turn: *turn,
-                    words: content.clone(),
-                }),
+                // Words are the draft: its own entry follows, checked and with handles
+                // stripped, so they are not shown twice.
+                Reply::Words { .. } => {}
                 Reply::Malformed { raw, problem } => kinds.push(EntryKind::Unreadable {
                     turn: *turn,
                     raw: raw.clone(),

@@ -128,10 +128,7 @@ impl QueueItem {
     }
 
     fn refresh(&mut self) {
-        self.status = match (self.asking, self.state.state) {
-            (Some(asking), Lifecycle::Working) => asking,
-            (_, state) => Status::of(state),
-        };
+        self.status = self.asking.unwrap_or(Status::of(self.state.state));
     }
 }
 

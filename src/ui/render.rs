@@ -315,7 +315,7 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     match &app.message {
         Some(message) => spans.push(Span::raw(format!(" {}", one_line(message)))),
         None => spans.push(Span::styled(
-            " ↑↓ ticket · w work · W work new · Enter open · e reply · n note · f filter · p prompts · r resources · v review · ? help · q quit",
+            " ↑↓ ticket · w work · W work new · Enter open · e reply · n note · f filter · v review · ? help · q quit",
             theme::dim(),
         )),
     }

@@ -75,8 +75,15 @@ async fn the_whole_queue_is_worked_against_an_openai_compatible_model_and_replay
     }
     assert_eq!(model.requests().len(), 96);
 
+    // The same data directory is the same desk: every ticket was worked, so none is again.
+    let again = summary(&run(&["run", "--model", &source, "--json"], dir.path()).await);
+    assert_eq!(again["tickets_worked"], 0);
+    assert_eq!(model.requests().len(), 96, "no ticket was worked twice");
+
+    // A fresh data directory is a fresh desk and a fresh shop: the replay follows the run.
+    let fresh = tempfile::tempdir().expect("temp dir");
     let replay = format!("replay:{}", recording.display());
-    let replayed = summary(&run(&["run", "--model", &replay, "--json"], dir.path()).await);
+    let replayed = summary(&run(&["run", "--model", &replay, "--json"], fresh.path()).await);
     assert_eq!(replayed, live);
     assert_eq!(model.requests().len(), 96, "the replay asked no model");
 }

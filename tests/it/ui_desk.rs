@@ -675,7 +675,8 @@ fn the_record_at_start_restores_the_queue_and_the_transcripts_as_they_were() {
 
 #[test]
 fn v_opens_the_recorded_run_in_review_mode_and_q_returns_to_the_desk() {
-    let recording = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
+    // Tests run in the package's directory, as the desk does on its embedded default.
+    let recording = std::path::PathBuf::from("recordings/ticket-runs");
     let mut app = app().with_review_source(recording);
     app.on_key(key(KeyCode::Char('v')));
     insta::assert_snapshot!("desk_review_picker_80x24", screen(&app, 80, 24));
