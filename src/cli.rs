@@ -291,7 +291,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Run(args) => run(args).await,
         Command::Queue(args) => queue(args),
         Command::Export(args) => {
-            let record = existing_record(args.common.data_dir.as_deref())?;
+            let (record, _) = existing_record(args.common.data_dir.as_deref())?;
             let count = crate::record::export(&record, &args.out)?;
             write_stdout(&format!(
                 "{count} events written to {}\n",
@@ -332,7 +332,7 @@ fn desk_data_dir(explicit: Option<&std::path::Path>) -> anyhow::Result<PathBuf> 
 }
 
 /// The record of an existing desk, for reading it (`queue`, `export`).
-fn existing_record(explicit: Option<&std::path::Path>) -> anyhow::Result<DeskRecord> {
+fn existing_record(explicit: Option<&std::path::Path>) -> anyhow::Result<(DeskRecord, PathBuf)> {
     let Some(dir) = crate::headless::data_dir(explicit) else {
         bail!("no home directory to find the desk's record in; pass --data-dir DIR");
     };
@@ -344,14 +344,15 @@ fn existing_record(explicit: Option<&std::path::Path>) -> anyhow::Result<DeskRec
             dir.display()
         );
     }
-    Ok(DeskRecord::open(&path, None, "reader", &[])?)
+    Ok((DeskRecord::open(&path, None, "reader", &[])?, path))
 }
 
 fn queue(args: QueueArgs) -> anyhow::Result<()> {
     let config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
     let tickets = crate::headless::load_tickets(&config)?;
-    let record = existing_record(args.common.data_dir.as_deref())?;
-    let rows = crate::record::queue(&tickets, &record.states()?);
+    let (record, path) = existing_record(args.common.data_dir.as_deref())?;
+    let in_use = DeskRecord::in_use(&path);
+    let rows = crate::record::queue(&tickets, &record.states()?, in_use, &config.consent.allow);
     let text = if args.json {
         format!("{}\n", serde_json::json!({ "tickets": rows }))
     } else {

@@ -81,7 +81,9 @@ pub struct QueueRow {
 }
 
 /// Every ticket of the queue with its state as the record has it (`new` when it has none).
-pub fn queue(tickets: &[Ticket], states: &[TicketState]) -> Vec<QueueRow> {
+/// When no desk is working on the record (`in_use` false), a run still marked under way was
+/// cut off, and is shown as the next desk to open will settle it: needing a person.
+pub fn queue(tickets: &[Ticket], states: &[TicketState], in_use: bool, allow: &[String]) -> Vec<QueueRow> {
     tickets
         .iter()
         .map(|ticket| {
@@ -91,12 +93,19 @@ pub fn queue(tickets: &[Ticket], states: &[TicketState]) -> Vec<QueueRow> {
                 .find(|s| &s.ticket == id)
                 .cloned()
                 .unwrap_or_else(|| TicketState::new(id));
+            let (lifecycle, reason) = match (&state.run, in_use) {
+                (Some(_), false) => (
+                    Lifecycle::NeedsPerson,
+                    Some(state.interrupted_reason(allow)),
+                ),
+                _ => (state.state, state.reason.clone()),
+            };
             QueueRow {
                 id: id.clone(),
-                state: state.state,
+                state: lifecycle,
                 by: state.by,
                 at: state.at.map(rfc3339),
-                reason: state.reason,
+                reason,
                 sent: state
                     .sent
                     .map(|s| s.text.lines().next().unwrap_or_default().to_owned()),

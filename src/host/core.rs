@@ -67,7 +67,7 @@ impl Storage {
     /// The data directory's record (created when new, migrated when older), or the reason it
     /// cannot be used, naming the file.
     pub fn open(data_dir: PathBuf, person: &str, allow: &[String]) -> Result<Self, RecordError> {
-        let record = DeskRecord::open(
+        let record = DeskRecord::open_for_work(
             &data_dir.join(crate::record::RECORD_FILE),
             Some(&data_dir.join(crate::record::OUTBOX_FILE)),
             person,

@@ -89,6 +89,16 @@ pub enum RecordError {
         "event {seq} of the desk's record cannot be read ({source}); the file was changed by something else"
     )]
     Unreadable { seq: i64, source: serde_json::Error },
+    #[error(
+        "another desk is open on {}; close it first, or give this desk its own --data-dir",
+        path.display()
+    )]
+    Busy { path: PathBuf },
+    #[error("cannot use the lock file {} ({source}); check the data directory's permissions", path.display())]
+    Lock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Refused(#[from] Refusal),
 }
@@ -102,6 +112,8 @@ pub struct DeskRecord {
     allow: Vec<String>,
     /// Unix milliseconds now; a fixed clock makes a test's screens the same every run.
     clock: fn() -> i64,
+    /// Held while this desk works on the record (see [`DeskRecord::open_for_work`]).
+    _lock: Option<std::fs::File>,
 }
 
 impl DeskRecord {
@@ -115,6 +127,56 @@ impl DeskRecord {
     ) -> Result<Self, RecordError> {
         let conn = Connection::open(path)?;
         Self::setup(conn, path, outbox, person, allow)
+    }
+
+    /// Opens the record for a desk that works on it: only one at a time may, so that a run
+    /// under way is never taken for one a dead desk left behind. The lock (`desk.lock` beside
+    /// the file) is the operating system's and goes when the process goes, killed or not.
+    pub fn open_for_work(
+        path: &Path,
+        outbox: Option<&Path>,
+        person: &str,
+        allow: &[String],
+    ) -> Result<Self, RecordError> {
+        let lock_path = lock_file(path);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| RecordError::Lock {
+                path: lock_path.clone(),
+                source,
+            })?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(RecordError::Busy {
+                    path: path.parent().unwrap_or(path).to_owned(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(RecordError::Lock {
+                    path: lock_path,
+                    source,
+                });
+            }
+        }
+        let mut record = Self::open(path, outbox, person, allow)?;
+        record._lock = Some(lock);
+        Ok(record)
+    }
+
+    /// Whether a desk is working on the record at `path` right now.
+    pub fn in_use(path: &Path) -> bool {
+        let Ok(lock) = std::fs::OpenOptions::new().write(true).open(lock_file(path)) else {
+            return false;
+        };
+        match lock.try_lock() {
+            Ok(()) => false,
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(std::fs::TryLockError::Error(_)) => false,
+        }
     }
 
     /// A record that lives as long as this process (tests, one-off runs).
@@ -166,6 +228,7 @@ impl DeskRecord {
             person: person.to_owned(),
             allow: allow.to_vec(),
             clock: now_ms,
+            _lock: None,
         })
     }
 
@@ -339,6 +402,10 @@ impl DeskRecord {
         file.flush().map_err(io)?;
         file.sync_all().map_err(io)
     }
+}
+
+fn lock_file(record: &Path) -> PathBuf {
+    record.with_extension("lock")
 }
 
 /// Replays `events` from nothing: the states they lead to, by ticket ID. The record's own

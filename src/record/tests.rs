@@ -1,4 +1,434 @@
+use std::path::Path;
+
+use serde_json::json;
+
+use super::store::replay;
 use super::*;
+use crate::host::api::Outcome;
+use crate::host::checks::Finding;
+use crate::model::chat::{Reply, ToolCall};
+use crate::recording::Event;
+
+const ALLOW: [&str; 2] = ["shop.get_order_status", "shop.quote_refund"];
+
+fn allow() -> Vec<String> {
+    ALLOW.map(String::from).to_vec()
+}
+
+fn clock() -> i64 {
+    1_796_117_400_000
+}
+
+fn record_in(dir: &Path) -> DeskRecord {
+    DeskRecord::open_for_work(
+        &dir.join(RECORD_FILE),
+        Some(&dir.join(OUTBOX_FILE)),
+        "dana",
+        &allow(),
+    )
+    .expect("the record opens")
+    .with_clock(clock)
+}
+
+fn started(ticket: &str) -> Event {
+    Event::TicketStarted {
+        ticket: ticket.into(),
+        tools: vec!["shop.issue_refund".into()],
+        attached: vec![],
+        request: None,
+    }
+}
+
+fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
+    Event::ModelCall {
+        ticket: ticket.into(),
+        turn,
+        messages_hash: "h".into(),
+        reply,
+        seconds: 0.1,
+        tool_list_chars: 10,
+        context_chars: 0,
+    }
+}
+
+fn asks(tool: &str) -> Reply {
+    Reply::Call {
+        call: ToolCall {
+            id: "call_1".into(),
+            name: tool.into(),
+            arguments: Default::default(),
+        },
+        content: String::new(),
+    }
+}
+
+fn tool_call(ticket: &str, turn: u32, tool: &str) -> Event {
+    Event::ToolCall {
+        ticket: ticket.into(),
+        turn,
+        tool: tool.into(),
+        arguments: json!({"quote_id": "Q-1"}).as_object().cloned().unwrap_or_default(),
+    }
+}
+
+fn outcome(ticket: &str, turn: u32, tool: &str, outcome: Outcome) -> Event {
+    Event::Outcome {
+        ticket: ticket.into(),
+        turn,
+        tool: tool.into(),
+        outcome,
+        text: "{}".into(),
+        truncated: false,
+    }
+}
+
+fn draft(ticket: &str, findings: Vec<Finding>) -> Event {
+    Event::Draft {
+        ticket: ticket.into(),
+        text: "Your order is on its way.".into(),
+        findings,
+    }
+}
+
+fn done(ticket: &str, model_calls: u32, at_limit: bool) -> Event {
+    Event::TicketDone {
+        ticket: ticket.into(),
+        model_calls,
+        stopped_at_turn_limit: at_limit,
+        error: None,
+    }
+}
+
+fn sent(ticket: &str, override_reason: Option<&str>) -> Event {
+    Event::Sent {
+        ticket: ticket.into(),
+        by: "dana".into(),
+        text: "Your order is on its way.".into(),
+        override_reason: override_reason.map(str::to_owned),
+    }
+}
+
+fn unbacked() -> Finding {
+    Finding::RefundPromisedWithoutRefund {
+        phrase: "refund is on its way".into(),
+    }
+}
+
+fn state(record: &DeskRecord, ticket: &str) -> TicketState {
+    record.state(ticket).expect("readable").expect("known")
+}
+
+#[test]
+fn a_clean_draft_is_drafted_and_a_flagged_one_needs_a_person_with_the_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    for event in [
+        started("T-0001"),
+        model_call("T-0001", 1, asks("shop.get_order_status")),
+        tool_call("T-0001", 1, "shop.get_order_status"),
+        outcome("T-0001", 1, "shop.get_order_status", Outcome::Result),
+        model_call("T-0001", 2, Reply::Words { content: "x".into() }),
+        draft("T-0001", vec![]),
+        done("T-0001", 2, false),
+        started("T-0002"),
+        draft("T-0002", vec![unbacked()]),
+        done("T-0002", 1, false),
+    ] {
+        record.append(&event).expect("appended");
+    }
+    let one = state(&record, "T-0001");
+    assert_eq!((one.state, one.model_calls, one.run), (Lifecycle::Drafted, 2, None));
+    let two = state(&record, "T-0002");
+    assert_eq!(two.state, Lifecycle::NeedsPerson);
+    assert_eq!(
+        two.reason.as_deref(),
+        Some("the checks found 1 problem in the draft")
+    );
+    assert_eq!(two.findings, vec![unbacked().reason()]);
+}
+
+#[test]
+fn a_run_stopped_at_the_call_limit_needs_a_person_and_is_no_longer_working() {
+    let record = DeskRecord::in_memory("dana", &allow()).expect("record");
+    for turn in 1..=4 {
+        record
+            .append(&model_call("T-0002", turn, asks("shop.get_order_status")))
+            .expect("appended");
+    }
+    record.append(&done("T-0002", 4, true)).expect("appended");
+    let stopped = state(&record, "T-0002");
+    assert_eq!(stopped.state, Lifecycle::NeedsPerson);
+    assert!(
+        stopped
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("the model used its 4 calls")),
+        "{stopped:?}"
+    );
+}
+
+#[test]
+fn a_sent_ticket_refuses_everything_but_notes_and_the_outbox_has_one_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    record.append(&draft("T-0004", vec![])).expect("drafted");
+    record.append(&sent("T-0004", None)).expect("sent");
+    for refused in [started("T-0004"), sent("T-0004", Some("again")), draft("T-0004", vec![])] {
+        let error = record.append(&refused).expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "T-0004 was already sent by dana; its reply cannot be changed or sent again"
+        );
+    }
+    record
+        .append(&Event::Noted {
+            ticket: "T-0004".into(),
+            by: "dana".into(),
+            text: "customer called to say thanks".into(),
+        })
+        .expect("a note is always welcome");
+    assert_eq!(state(&record, "T-0004").state, Lifecycle::Sent);
+    let outbox = std::fs::read_to_string(dir.path().join(OUTBOX_FILE)).expect("outbox");
+    let lines: Vec<serde_json::Value> = outbox
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(
+        lines,
+        [json!({"ticket": "T-0004", "text": "Your order is on its way.", "by": "dana",
+                "override_reason": null, "at": clock()})]
+    );
+}
+
+#[test]
+fn a_send_with_open_findings_needs_an_override_reason() {
+    let record = DeskRecord::in_memory("dana", &allow()).expect("record");
+    record.append(&draft("T-0009", vec![unbacked()])).expect("drafted");
+    for blank in [None, Some("  ")] {
+        let refused = record.append(&sent("T-0009", blank)).expect_err("refused");
+        assert!(
+            refused.to_string().starts_with("T-0009 has open check findings"),
+            "{refused}"
+        );
+    }
+    record
+        .append(&sent("T-0009", Some("quoted by phone")))
+        .expect("sent with a reason");
+    let state = state(&record, "T-0009");
+    assert_eq!(
+        state.sent.map(|s| s.override_reason),
+        Some(Some("quoted by phone".to_owned()))
+    );
+}
+
+#[test]
+fn a_run_cut_off_after_a_side_effect_is_settled_for_a_person_when_the_record_reopens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    for event in [
+        started("T-0003"),
+        model_call("T-0003", 1, asks("shop.issue_refund")),
+        tool_call("T-0003", 1, "shop.issue_refund"),
+        Event::Consent {
+            ticket: "T-0003".into(),
+            turn: 1,
+            tool: "shop.issue_refund".into(),
+            reason: "changes something".into(),
+            unseen: vec![],
+            approved: true,
+            by: "dana".into(),
+        },
+    ] {
+        record.append(&event).expect("appended");
+    }
+    assert_eq!(state(&record, "T-0003").state, Lifecycle::Working);
+    drop(record);
+
+    let reopened = record_in(dir.path());
+    let settled = reopened.settle_interrupted().expect("settled");
+    assert_eq!(settled.len(), 1);
+    let after = state(&reopened, "T-0003");
+    assert_eq!(after.state, Lifecycle::NeedsPerson);
+    assert_eq!(
+        after.reason.as_deref(),
+        Some(
+            "interrupted after shop.issue_refund: the result is unknown. The desk stopped in the middle of this run and did not work it again."
+        )
+    );
+    assert_eq!(reopened.settle_interrupted().expect("nothing left").len(), 0);
+}
+
+#[test]
+fn a_run_cut_off_during_a_model_call_says_nothing_outside_the_allow_list_ran() {
+    let record = DeskRecord::in_memory("dana", &allow()).expect("record");
+    for event in [
+        started("T-0001"),
+        model_call("T-0001", 1, asks("shop.get_order_status")),
+        tool_call("T-0001", 1, "shop.get_order_status"),
+        outcome("T-0001", 1, "shop.get_order_status", Outcome::Result),
+    ] {
+        record.append(&event).expect("appended");
+    }
+    record.settle_interrupted().expect("settled");
+    assert_eq!(
+        state(&record, "T-0001").reason.as_deref(),
+        Some(
+            "interrupted during model call 2; nothing outside the allow list had run. The desk stopped in the middle of this run and did not work it again."
+        )
+    );
+}
+
+#[test]
+fn the_states_kept_are_the_states_the_events_replay_to() {
+    let record = DeskRecord::in_memory("dana", &allow()).expect("record");
+    let events = [
+        started("T-0001"),
+        draft("T-0001", vec![unbacked()]),
+        done("T-0001", 1, false),
+        Event::DraftEdited {
+            ticket: "T-0001".into(),
+            by: "dana".into(),
+            text: "Which item should we refund?".into(),
+            findings: vec![],
+        },
+        sent("T-0001", None),
+        started("T-0002"),
+        Event::HandedOver {
+            ticket: "T-0002".into(),
+            by: "dana".into(),
+            to: "a person".into(),
+            note: "angry customer".into(),
+        },
+        started("T-0003"),
+        tool_call("T-0003", 1, "shop.issue_refund"),
+    ];
+    for event in &events {
+        record.append(event).expect("appended");
+    }
+    record.settle_interrupted().expect("settled");
+    let kept = record.states().expect("states");
+    let replayed = replay(&record.events_after(0).expect("events"), &allow());
+    assert_eq!(kept, replayed);
+    let lifecycles: Vec<Lifecycle> = kept.iter().map(|s| s.state).collect();
+    assert_eq!(
+        lifecycles,
+        [Lifecycle::Sent, Lifecycle::HandedOver, Lifecycle::NeedsPerson]
+    );
+}
+
+#[test]
+fn the_event_log_cannot_be_changed_or_shortened() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    record.append(&started("T-0001")).expect("appended");
+    drop(record);
+    let conn = rusqlite::Connection::open(dir.path().join(RECORD_FILE)).expect("open");
+    for sql in ["UPDATE events SET by = 'mallory'", "DELETE FROM events"] {
+        let refused = conn.execute(sql, []).expect_err("refused");
+        assert!(refused.to_string().contains("append-only"), "{refused}");
+    }
+}
+
+#[test]
+fn a_second_desk_on_the_same_data_directory_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = record_in(dir.path());
+    assert!(DeskRecord::in_use(&dir.path().join(RECORD_FILE)));
+    let second = DeskRecord::open_for_work(&dir.path().join(RECORD_FILE), None, "sam", &allow());
+    let message = second.err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        message,
+        format!(
+            "another desk is open on {}; close it first, or give this desk its own --data-dir",
+            dir.path().display()
+        )
+    );
+    drop(first);
+    assert!(!DeskRecord::in_use(&dir.path().join(RECORD_FILE)));
+}
+
+#[test]
+fn a_desk_file_of_the_older_schema_is_migrated_into_events_that_give_the_same_states() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(RECORD_FILE);
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "CREATE TABLE tickets (ticket TEXT PRIMARY KEY, status TEXT NOT NULL, draft TEXT,
+                findings TEXT NOT NULL DEFAULT '[]', model_calls INTEGER NOT NULL DEFAULT 0,
+                sent TEXT, handed_to TEXT, note TEXT, updated_at INTEGER NOT NULL);
+             INSERT INTO tickets VALUES ('T-0005', 'sent', 'Hello', '[]', 2,
+                '{\"text\":\"Hello\",\"by\":\"sam\",\"override_reason\":null,\"at\":1}', NULL, NULL, 100);
+             INSERT INTO tickets VALUES ('T-0007', 'handed_to_person', 'Hi', '[]', 1, NULL, 'sam', 'call her', 200);
+             INSERT INTO tickets VALUES ('T-0001', 'working', NULL, '[]', 2, NULL, NULL, NULL, 300);
+             INSERT INTO tickets VALUES ('T-0009', 'flagged', 'Refund sent!', '[\"unbacked\"]', 3, NULL, NULL, NULL, 400);
+             PRAGMA user_version = 1;",
+        )
+        .expect("an old desk file");
+    }
+    let record = record_in(dir.path());
+    let states: Vec<(String, Lifecycle)> = record
+        .states()
+        .expect("states")
+        .into_iter()
+        .map(|s| (s.ticket, s.state))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("T-0001".to_owned(), Lifecycle::NeedsPerson),
+            ("T-0005".to_owned(), Lifecycle::Sent),
+            ("T-0007".to_owned(), Lifecycle::HandedOver),
+            ("T-0009".to_owned(), Lifecycle::NeedsPerson),
+        ]
+    );
+    assert_eq!(state(&record, "T-0005").sent.map(|s| s.by), Some("sam".into()));
+    assert_eq!(state(&record, "T-0009").findings, vec!["unbacked".to_owned()]);
+    assert_eq!(
+        record.states().expect("states"),
+        replay(&record.events_after(0).expect("events"), &allow())
+    );
+}
+
+#[test]
+fn a_record_of_a_newer_schema_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(RECORD_FILE);
+    rusqlite::Connection::open(&path)
+        .expect("open")
+        .pragma_update(None, "user_version", 9)
+        .expect("bumped");
+    let refused = DeskRecord::open(&path, None, "dana", &allow()).err();
+    assert_eq!(
+        refused.map(|e| e.to_string()),
+        Some(format!(
+            "{} holds a desk record of schema 9, newer than this desk's (2); use a newer support-desk, or another --data-dir",
+            path.display()
+        ))
+    );
+}
+
+#[test]
+fn the_queue_shows_a_run_no_desk_is_working_on_as_needing_a_person() {
+    let record = DeskRecord::in_memory("dana", &allow()).expect("record");
+    record.append(&started("T-0001")).expect("appended");
+    let tickets = crate::shop::ShopWorld::bundled().tickets;
+    let states = record.states().expect("states");
+    let live = queue(&tickets[..2], &states, true, &allow());
+    assert_eq!(
+        live.iter().map(|r| r.state).collect::<Vec<_>>(),
+        [Lifecycle::Working, Lifecycle::New]
+    );
+    let dead = queue(&tickets[..1], &states, false, &allow());
+    assert_eq!(dead[0].state, Lifecycle::NeedsPerson);
+    assert!(
+        dead[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("interrupted during model call 1")),
+        "{dead:?}"
+    );
+}
 
 #[test]
 fn times_are_written_as_rfc3339_in_utc() {
