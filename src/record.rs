@@ -83,7 +83,12 @@ pub struct QueueRow {
 /// Every ticket of the queue with its state as the record has it (`new` when it has none).
 /// When no desk is working on the record (`in_use` false), a run still marked under way was
 /// cut off, and is shown as the next desk to open will settle it: needing a person.
-pub fn queue(tickets: &[Ticket], states: &[TicketState], in_use: bool, allow: &[String]) -> Vec<QueueRow> {
+pub fn queue(
+    tickets: &[Ticket],
+    states: &[TicketState],
+    in_use: bool,
+    allow: &[String],
+) -> Vec<QueueRow> {
     tickets
         .iter()
         .map(|ticket| {

@@ -169,7 +169,10 @@ impl DeskRecord {
 
     /// Whether a desk is working on the record at `path` right now.
     pub fn in_use(path: &Path) -> bool {
-        let Ok(lock) = std::fs::OpenOptions::new().write(true).open(lock_file(path)) else {
+        let Ok(lock) = std::fs::OpenOptions::new()
+            .write(true)
+            .open(lock_file(path))
+        else {
             return false;
         };
         match lock.try_lock() {

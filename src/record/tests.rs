@@ -67,7 +67,10 @@ fn tool_call(ticket: &str, turn: u32, tool: &str) -> Event {
         ticket: ticket.into(),
         turn,
         tool: tool.into(),
-        arguments: json!({"quote_id": "Q-1"}).as_object().cloned().unwrap_or_default(),
+        arguments: json!({"quote_id": "Q-1"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 
@@ -127,7 +130,13 @@ fn a_clean_draft_is_drafted_and_a_flagged_one_needs_a_person_with_the_reason() {
         model_call("T-0001", 1, asks("shop.get_order_status")),
         tool_call("T-0001", 1, "shop.get_order_status"),
         outcome("T-0001", 1, "shop.get_order_status", Outcome::Result),
-        model_call("T-0001", 2, Reply::Words { content: "x".into() }),
+        model_call(
+            "T-0001",
+            2,
+            Reply::Words {
+                content: "x".into(),
+            },
+        ),
         draft("T-0001", vec![]),
         done("T-0001", 2, false),
         started("T-0002"),
@@ -137,7 +146,10 @@ fn a_clean_draft_is_drafted_and_a_flagged_one_needs_a_person_with_the_reason() {
         record.append(&event).expect("appended");
     }
     let one = state(&record, "T-0001");
-    assert_eq!((one.state, one.model_calls, one.run), (Lifecycle::Drafted, 2, None));
+    assert_eq!(
+        (one.state, one.model_calls, one.run),
+        (Lifecycle::Drafted, 2, None)
+    );
     let two = state(&record, "T-0002");
     assert_eq!(two.state, Lifecycle::NeedsPerson);
     assert_eq!(
@@ -173,7 +185,11 @@ fn a_sent_ticket_refuses_everything_but_notes_and_the_outbox_has_one_line() {
     let record = record_in(dir.path());
     record.append(&draft("T-0004", vec![])).expect("drafted");
     record.append(&sent("T-0004", None)).expect("sent");
-    for refused in [started("T-0004"), sent("T-0004", Some("again")), draft("T-0004", vec![])] {
+    for refused in [
+        started("T-0004"),
+        sent("T-0004", Some("again")),
+        draft("T-0004", vec![]),
+    ] {
         let error = record.append(&refused).expect_err("refused");
         assert_eq!(
             error.to_string(),
@@ -195,19 +211,25 @@ fn a_sent_ticket_refuses_everything_but_notes_and_the_outbox_has_one_line() {
         .collect();
     assert_eq!(
         lines,
-        [json!({"ticket": "T-0004", "text": "Your order is on its way.", "by": "dana",
-                "override_reason": null, "at": clock()})]
+        [
+            json!({"ticket": "T-0004", "text": "Your order is on its way.", "by": "dana",
+                "override_reason": null, "at": clock()})
+        ]
     );
 }
 
 #[test]
 fn a_send_with_open_findings_needs_an_override_reason() {
     let record = DeskRecord::in_memory("dana", &allow()).expect("record");
-    record.append(&draft("T-0009", vec![unbacked()])).expect("drafted");
+    record
+        .append(&draft("T-0009", vec![unbacked()]))
+        .expect("drafted");
     for blank in [None, Some("  ")] {
         let refused = record.append(&sent("T-0009", blank)).expect_err("refused");
         assert!(
-            refused.to_string().starts_with("T-0009 has open check findings"),
+            refused
+                .to_string()
+                .starts_with("T-0009 has open check findings"),
             "{refused}"
         );
     }
@@ -255,7 +277,10 @@ fn a_run_cut_off_after_a_side_effect_is_settled_for_a_person_when_the_record_reo
             "interrupted after shop.issue_refund: the result is unknown. The desk stopped in the middle of this run and did not work it again."
         )
     );
-    assert_eq!(reopened.settle_interrupted().expect("nothing left").len(), 0);
+    assert_eq!(
+        reopened.settle_interrupted().expect("nothing left").len(),
+        0
+    );
 }
 
 #[test]
@@ -312,7 +337,11 @@ fn the_states_kept_are_the_states_the_events_replay_to() {
     let lifecycles: Vec<Lifecycle> = kept.iter().map(|s| s.state).collect();
     assert_eq!(
         lifecycles,
-        [Lifecycle::Sent, Lifecycle::HandedOver, Lifecycle::NeedsPerson]
+        [
+            Lifecycle::Sent,
+            Lifecycle::HandedOver,
+            Lifecycle::NeedsPerson
+        ]
     );
 }
 
@@ -382,8 +411,14 @@ fn a_desk_file_of_the_older_schema_is_migrated_into_events_that_give_the_same_st
             ("T-0009".to_owned(), Lifecycle::NeedsPerson),
         ]
     );
-    assert_eq!(state(&record, "T-0005").sent.map(|s| s.by), Some("sam".into()));
-    assert_eq!(state(&record, "T-0009").findings, vec!["unbacked".to_owned()]);
+    assert_eq!(
+        state(&record, "T-0005").sent.map(|s| s.by),
+        Some("sam".into())
+    );
+    assert_eq!(
+        state(&record, "T-0009").findings,
+        vec!["unbacked".to_owned()]
+    );
     assert_eq!(
         record.states().expect("states"),
         replay(&record.events_after(0).expect("events"), &allow())

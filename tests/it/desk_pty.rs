@@ -11,17 +11,17 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use crate::mock_model::{MockModel, quote_then_issue};
 use crate::support::BIN;
 
-struct Screen {
+pub struct Screen {
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Screen {
-    fn text(&self) -> String {
+    pub fn text(&self) -> String {
         self.parser.lock().expect("parser").screen().contents()
     }
 
-    async fn wait_for(&self, what: &str) -> String {
+    pub async fn wait_for(&self, what: &str) -> String {
         let started = Instant::now();
         loop {
             let text = self.text();
@@ -55,19 +55,26 @@ fn processes_marked(mark: &str) -> Vec<u32> {
 }
 
 /// The desk binary running under a pseudo-terminal, 120×36, with its own data directory.
-struct Desk {
-    screen: Screen,
+pub struct Desk {
+    pub screen: Screen,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     mark: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Desk {
     /// Starts `support-desk desk --data-dir <temp> <args…>` in the repository, as a person would.
     fn start(args: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mark = format!("{}-{}", std::process::id(), dir.path().display());
+        let mut desk = Self::start_in(dir.path(), args);
+        desk._dir = Some(dir);
+        desk
+    }
+
+    /// Starts the desk on the data directory `dir`, which outlives it (to open it again).
+    pub fn start_in(dir: &std::path::Path, args: &[&str]) -> Self {
+        let mark = format!("{}-{}", std::process::id(), dir.display());
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 36,
@@ -78,7 +85,7 @@ impl Desk {
             .expect("a pty");
         let mut command = CommandBuilder::new(BIN);
         command.args(["desk", "--data-dir"]);
-        command.arg(dir.path());
+        command.arg(dir);
         command.args(args);
         command.cwd(env!("CARGO_MANIFEST_DIR"));
         command.env("TERM", "xterm-256color");
@@ -108,7 +115,35 @@ impl Desk {
             writer,
             child,
             mark,
-            _dir: dir,
+            _dir: None,
+        }
+    }
+
+    /// Kills the desk with SIGKILL, as a crash would, and waits until it and its servers
+    /// are gone.
+    pub async fn kill(mut self) {
+        let pid = self.child.process_id().expect("the desk's pid");
+        let killed = std::process::Command::new("sh")
+            .args(["-c", &format!("kill -9 {pid}")])
+            .status()
+            .expect("kill");
+        assert!(killed.success(), "kill -9 {pid}");
+        let started = Instant::now();
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the desk did not die"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Its children (the shop) see their pipe close and go; wait for them too, so the
+        // next desk on this directory finds its files free.
+        while !processes_marked(&self.mark).is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the desk's servers stayed"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
@@ -120,14 +155,14 @@ impl Desk {
         self.screen.wait_for("T-0003 · C-0156").await;
     }
 
-    fn press(&mut self, keys: &[u8]) {
+    pub fn press(&mut self, keys: &[u8]) {
         self.writer.write_all(keys).expect("type");
         self.writer.flush().expect("flush");
     }
 
     /// Presses `q` and checks what quitting leaves: a clean exit, the terminal back on its
     /// main screen, and no server process of this desk still running.
-    async fn quit(mut self) {
+    pub async fn quit(mut self) {
         self.press(b"q");
         let started = Instant::now();
         let status = loop {

@@ -3,6 +3,7 @@
 //! HTTP on 127.0.0.1).
 
 mod cli_run;
+mod desk_day;
 mod desk_pty;
 mod faults;
 mod fixture;

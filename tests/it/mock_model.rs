@@ -112,7 +112,12 @@ async fn complete(State(shared): State<Shared>, Json(request): Json<Value>) -> J
     if !shared.latency.is_zero() {
         tokio::time::sleep(shared.latency).await;
     }
-    let reply = (shared.brain)(&request);
+    let mut reply = (shared.brain)(&request);
+    // A brain that wants the model to hang on this request says for how long.
+    if let Some(secs) = reply["hang_for_secs"].as_u64() {
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+        reply = words("(answered after hanging)");
+    }
     let answered = Instant::now();
     let mut log = shared.log.lock().expect("request log lock");
     log.answering += answered.duration_since(arrived);
