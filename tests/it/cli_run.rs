@@ -103,3 +103,51 @@ async fn a_missing_recording_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// The desk's record in its interchange format: a run's data directory exported to JSONL,
+/// summarised, gives the run's own figures; and it replays like any recording.
+#[tokio::test]
+async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let queue = "replay:recordings/ticket-runs/events.jsonl";
+    let live = summary(&run(&["run", "--model", queue, "--json"], dir.path()).await);
+    assert_eq!(live["tickets_worked"], 48);
+
+    let exported = dir.path().join("export.jsonl");
+    let export = tokio::process::Command::new(BIN)
+        .args(["export", "--data-dir"])
+        .arg(dir.path())
+        .arg(&exported)
+        .output()
+        .await
+        .expect("export");
+    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    let text = std::fs::read_to_string(&exported).expect("the export");
+    let first: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(first["event"], "manifest");
+    assert_eq!((first["seq"].as_i64(), first["by"].as_str()), (Some(1), Some("script")));
+
+    let summarised = tokio::process::Command::new(BIN)
+        .args(["summary", "--json"])
+        .arg(&exported)
+        .output()
+        .await
+        .expect("summary");
+    assert!(summarised.status.success(), "{}", String::from_utf8_lossy(&summarised.stderr));
+    let from_export: Value = serde_json::from_slice(&summarised.stdout).expect("JSON");
+    assert_eq!(from_export, live);
+
+    let again = tempfile::tempdir().expect("temp dir");
+    let source = format!("replay:{}", exported.display());
+    let replayed = summary(&run(&["run", "--model", &source, "--json"], again.path()).await);
+    assert_eq!(replayed, live, "the export replays as the run did");
+
+    let refused = tokio::process::Command::new(BIN)
+        .args(["export", "--data-dir"])
+        .arg(dir.path())
+        .arg(&exported)
+        .output()
+        .await
+        .expect("export");
+    assert!(!refused.status.success(), "an export never overwrites a file");
+}
