@@ -16,4 +16,5 @@ pub mod partner;
 pub mod recording;
 pub mod serve;
 pub mod shop;
+pub mod tls;
 pub mod ui;
