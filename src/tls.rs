@@ -25,8 +25,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-/// How long [`inspect`] waits for the TCP connection and for the TLS handshake, each.
-pub const INSPECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a TCP connection may take, and (in [`inspect`]) the TLS handshake after it.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A CA file or the system's store could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +158,7 @@ pub fn http_client_builder(
 ) -> Result<reqwest::ClientBuilder, TlsSetupError> {
     Ok(reqwest::Client::builder()
         .tls_backend_preconfigured(client_config(ca_file)?)
-        .connect_timeout(INSPECT_TIMEOUT))
+        .connect_timeout(CONNECT_TIMEOUT))
 }
 
 /// [`http_client_builder`], built.
@@ -553,7 +553,7 @@ pub enum InspectError {
     Setup(#[from] TlsSetupError),
     #[error("could not connect to {address}: {detail}")]
     Connect { address: String, detail: String },
-    #[error("{address} did not complete a TLS handshake within {} s", INSPECT_TIMEOUT.as_secs())]
+    #[error("{address} did not complete a TLS handshake within {} s", CONNECT_TIMEOUT.as_secs())]
     Timeout { address: String },
 }
 
@@ -589,7 +589,7 @@ pub async fn inspect(url: &str, ca_file: Option<&Path>) -> Result<Inspection, In
         address: address.clone(),
     };
     let tcp = tokio::time::timeout(
-        INSPECT_TIMEOUT,
+        CONNECT_TIMEOUT,
         tokio::net::TcpStream::connect((host.as_str(), port)),
     )
     .await
@@ -598,7 +598,7 @@ pub async fn inspect(url: &str, ca_file: Option<&Path>) -> Result<Inspection, In
         address: address.clone(),
         detail: e.to_string(),
     })?;
-    let handshake = tokio::time::timeout(INSPECT_TIMEOUT, connector.connect(name, tcp))
+    let handshake = tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, tcp))
         .await
         .map_err(|_| timeout())?;
     let verdict = match handshake {

@@ -327,8 +327,13 @@ impl ServerConn {
                 prefix: self.prefix.clone(),
                 origin: self.origin.clone(),
                 message: format!(
-                    "no usable answer within {} s; is it an MCP server on stdio?",
-                    self.connect_timeout.as_secs()
+                    "no usable answer within {} s; is it an MCP server {}?",
+                    self.connect_timeout.as_secs(),
+                    if self.config.url.is_some() {
+                        "at that URL"
+                    } else {
+                        "on stdio"
+                    }
                 ),
             }),
         }

@@ -279,6 +279,33 @@ async fn a_plain_http_server_at_an_https_url_is_refused_never_used_in_plain_text
 }
 
 #[tokio::test]
+async fn a_server_that_never_answers_the_handshake_is_given_up_on_in_time() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("address");
+    // Accepts connections and never says a word.
+    let silent = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((tcp, _)) = listener.accept().await {
+            open.push(tcp);
+        }
+    });
+    let config = server_config(format!("https://{addr}/mcp"), None);
+    let (questions, _) = tokio::sync::mpsc::channel(1);
+    let started = std::time::Instant::now();
+    let outcome =
+        ServerConn::connect_within("shop", &config, questions, None, Duration::from_secs(2)).await;
+    silent.abort();
+    let message = outcome.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.ends_with("no usable answer within 2 s; is it an MCP server at that URL?"),
+        "{message}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
 async fn an_unreadable_ca_file_names_the_file() {
     let config = server_config(
         "https://127.0.0.1:9/mcp".to_owned(),
