@@ -505,6 +505,32 @@ mod tests {
     }
 
     #[test]
+    fn a_ca_file_is_read_for_url_servers_and_the_model_and_refused_elsewhere() {
+        let mine = "[model]\nca_file = \"/etc/ssl/model-ca.pem\"\n\
+                    [servers.remote]\nurl = \"https://mcp.example.com/mcp\"\nca_file = \"/etc/ssl/shop-ca.pem\"\n";
+        let config = DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", mine)]).expect("ok");
+        assert_eq!(
+            config.model.ca_file.as_deref(),
+            Some(Path::new("/etc/ssl/model-ca.pem"))
+        );
+        assert!(matches!(
+            config.servers["remote"].transport("remote"),
+            Ok(Transport::Http { ca_file: Some(path), .. }) if path == Path::new("/etc/ssl/shop-ca.pem")
+        ));
+        let stdio = "[servers.shop]\nca_file = \"/etc/ssl/shop-ca.pem\"\n";
+        let error = DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", stdio)])
+            .expect_err("ca_file without url");
+        assert_eq!(
+            error.to_string(),
+            "server 'shop' has a ca_file but no url: ca_file is for https:// servers only; remove it"
+        );
+        let json =
+            r#"{"mcpServers": {"r": {"url": "https://r.example/mcp", "ca_file": "/ca.pem"}}}"#;
+        let servers = servers_from_mcp_json(json).expect("valid");
+        assert_eq!(servers["r"].ca_file.as_deref(), Some(Path::new("/ca.pem")));
+    }
+
+    #[test]
     fn env_references_are_resolved_and_literals_kept() {
         assert_eq!(resolve_value("plain"), Ok("plain".to_owned()));
         assert!(resolve_value("${SUPPORT_DESK_SURELY_UNSET_VARIABLE}").is_err());
