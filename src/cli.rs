@@ -209,6 +209,8 @@ pub struct PartnerArgs {
 /// Runs the command line and turns any error into a message and exit code 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // ring for any rustls client in the process, not only the desk's own.
+    crate::tls::install_default_provider();
     let command = cli.command.unwrap_or(Command::Desk(DeskArgs::default()));
     // The desk and review mode own the terminal: their logs go to a file, or nowhere.
     let owns_terminal = matches!(command, Command::Desk(_) | Command::Review { .. });

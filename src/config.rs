@@ -37,6 +37,10 @@ pub struct ModelConfig {
     pub name: String,
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// A PEM file of CA certificates trusted for an `https://` model server, besides the
+    /// system's roots (for a server whose certificate a private CA signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
     pub recipe: Recipe,
     #[serde(default)]
     pub temperature: Option<f32>,
@@ -126,6 +130,10 @@ pub struct ServerConfig {
     /// The environment variable holding a bearer token for `url`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token_env: Option<String>,
+    /// A PEM file of CA certificates trusted for an `https://` `url`, besides the system's
+    /// roots (for a server whose certificate a private CA signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
     /// Attach the resources this server marks for the assistant at high priority to every
     /// ticket. Only for servers you trust: annotations are the server's claims.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -180,11 +188,15 @@ pub enum Transport {
         url: String,
         headers: BTreeMap<String, String>,
         bearer_token_env: Option<String>,
+        ca_file: Option<PathBuf>,
     },
 }
 
 impl ServerConfig {
     pub fn transport(&self, prefix: &str) -> Result<Transport, ConfigError> {
+        if self.ca_file.is_some() && self.url.is_none() {
+            return Err(ConfigError::CaFileWithoutUrl(prefix.to_owned()));
+        }
         match (&self.command, &self.in_process, &self.url) {
             (Some(command), None, None) => Ok(Transport::Stdio {
                 command: command.clone(),
@@ -196,6 +208,7 @@ impl ServerConfig {
                 url: url.clone(),
                 headers: self.headers.clone(),
                 bearer_token_env: self.bearer_token_env.clone(),
+                ca_file: self.ca_file.clone(),
             }),
             _ => Err(ConfigError::Transport(prefix.to_owned())),
         }
@@ -231,6 +244,10 @@ pub enum ConfigError {
         "server '{0}' needs exactly one of command (stdio), in_process or url (HTTP); fix its table"
     )]
     Transport(String),
+    #[error(
+        "server '{0}' has a ca_file but no url: ca_file is for https:// servers only; remove it"
+    )]
+    CaFileWithoutUrl(String),
     #[error(
         "server prefix '{0}' may use only letters, digits, '_' and '-' (it becomes part of every tool name)"
     )]
@@ -383,6 +400,9 @@ pub fn servers_from_mcp_json(text: &str) -> Result<BTreeMap<String, ServerConfig
         url: Option<String>,
         #[serde(default)]
         headers: BTreeMap<String, String>,
+        /// The desk's own addition: a PEM CA file for an `https://` url.
+        #[serde(default)]
+        ca_file: Option<PathBuf>,
         #[serde(default)]
         disabled: bool,
     }
@@ -409,6 +429,7 @@ pub fn servers_from_mcp_json(text: &str) -> Result<BTreeMap<String, ServerConfig
                 env: entry.env,
                 url: entry.url,
                 headers: entry.headers,
+                ca_file: entry.ca_file,
                 enabled: !entry.disabled,
                 ..ServerConfig::default()
             };
@@ -505,6 +526,32 @@ mod tests {
             Some("https://mcp.example.com/mcp")
         );
         assert!(servers_from_mcp_json(r#"{"mcpServers": {"x": {}}}"#).is_err());
+    }
+
+    #[test]
+    fn a_ca_file_is_read_for_url_servers_and_the_model_and_refused_elsewhere() {
+        let mine = "[model]\nca_file = \"/etc/ssl/model-ca.pem\"\n\
+                    [servers.remote]\nurl = \"https://mcp.example.com/mcp\"\nca_file = \"/etc/ssl/shop-ca.pem\"\n";
+        let config = DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", mine)]).expect("ok");
+        assert_eq!(
+            config.model.ca_file.as_deref(),
+            Some(Path::new("/etc/ssl/model-ca.pem"))
+        );
+        assert!(matches!(
+            config.servers["remote"].transport("remote"),
+            Ok(Transport::Http { ca_file: Some(path), .. }) if path == Path::new("/etc/ssl/shop-ca.pem")
+        ));
+        let stdio = "[servers.shop]\nca_file = \"/etc/ssl/shop-ca.pem\"\n";
+        let error = DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", stdio)])
+            .expect_err("ca_file without url");
+        assert_eq!(
+            error.to_string(),
+            "server 'shop' has a ca_file but no url: ca_file is for https:// servers only; remove it"
+        );
+        let json =
+            r#"{"mcpServers": {"r": {"url": "https://r.example/mcp", "ca_file": "/ca.pem"}}}"#;
+        let servers = servers_from_mcp_json(json).expect("valid");
+        assert_eq!(servers["r"].ca_file.as_deref(), Some(Path::new("/ca.pem")));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use tokio::sync::mpsc;
 
-use crate::config::DeskConfig;
+use crate::config::{DeskConfig, Transport};
 use crate::host::api::{
     Command, ConsentAnswer, FieldKind, FieldValue, FormAnswer, FormKind, PersonPrompt, Question,
 };
@@ -108,7 +108,8 @@ pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
             config.model.recipe,
             config.model.sampling(),
             config.limits.model_timeout(),
-        )));
+            config.model.ca_file.as_deref(),
+        )?));
     }
     bail!("model.source \"{source}\" is neither replay:PATH nor openai:URL")
 }
@@ -492,6 +493,24 @@ fn same_settings(
 
 /// Connects to every configured server and describes it.
 pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::Result<String> {
+    // How each server is reached, and for https what its certificate says, read from one
+    // TLS handshake of its own.
+    let mut reached = BTreeMap::new();
+    for (prefix, server) in config.enabled_servers() {
+        let Ok(transport) = server.transport(prefix) else {
+            continue;
+        };
+        let mut lines = vec![format!("  transport: {}", transport_words(&transport))];
+        if let Transport::Http { url, ca_file, .. } = &transport
+            && url.starts_with("https://")
+        {
+            lines.push(format!(
+                "  certificate: {}",
+                certificate_words(url, ca_file.as_deref()).await
+            ));
+        }
+        reached.insert(prefix.clone(), lines);
+    }
     let (questions_tx, questions_rx) = mpsc::channel(1);
     let (events_tx, _events_rx) = mpsc::unbounded_channel();
     let answering = tokio::spawn(answer_by_script(
@@ -522,6 +541,10 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
     let mut out = String::new();
     for server in host.servers() {
         out.push_str(&format!("{}  ({})\n", server.prefix, server.origin));
+        for line in reached.get(&server.prefix).into_iter().flatten() {
+            out.push_str(line);
+            out.push('\n');
+        }
         match &server.error {
             Some(error) => out.push_str(&format!("  not connected: {error}\n")),
             None => {
@@ -549,6 +572,41 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
     host.shutdown().await;
     answering.abort();
     Ok(out)
+}
+
+/// How a transport reaches its server, in words.
+fn transport_words(transport: &Transport) -> &'static str {
+    match transport {
+        Transport::Stdio { .. } => "stdio (a child process)",
+        Transport::InProcess(_) => "in-process pipe (built into this binary)",
+        Transport::Http { url, .. } if url.starts_with("https://") => {
+            "Streamable HTTP over TLS (https)"
+        }
+        Transport::Http { .. } => "Streamable HTTP, plain http (not encrypted)",
+    }
+}
+
+/// The certificate an https server presents: subject, names, issuer and expiry, and
+/// whether the desk trusts it (the connection line says why not).
+async fn certificate_words(url: &str, ca_file: Option<&Path>) -> String {
+    match crate::tls::inspect(url, ca_file).await {
+        Err(e) => format!("not read ({e})"),
+        Ok(inspection) => {
+            let refused = if inspection.verdict.is_ok() {
+                ""
+            } else {
+                "REFUSED: "
+            };
+            match inspection.certificate {
+                Some(Ok(summary)) => format!("{refused}{}", summary.line()),
+                Some(Err(e)) => format!("{refused}{e}"),
+                None => match inspection.verdict {
+                    Err(problem) => format!("none ({})", problem.advice("", ca_file)),
+                    Ok(()) => "none".to_owned(),
+                },
+            }
+        }
+    }
 }
 
 #[cfg(test)]

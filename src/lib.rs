@@ -17,4 +17,5 @@ pub mod record;
 pub mod recording;
 pub mod serve;
 pub mod shop;
+pub mod tls;
 pub mod ui;

@@ -26,6 +26,7 @@ use tokio::sync::{Mutex, mpsc};
 use super::api::{FormAnswer, FormAsk, Pending, Question};
 use super::form;
 use crate::config::{ServerConfig, Transport, resolve_value};
+use crate::tls::{self, CertProblem};
 
 pub type Service = RunningService<RoleClient, HostClient>;
 
@@ -211,6 +212,13 @@ pub enum ConnectError {
         origin: String,
         message: String,
     },
+    /// The TLS handshake refused the server (its certificate, or no TLS at all).
+    #[error("server '{prefix}' ({origin}): {advice}")]
+    Certificate {
+        prefix: String,
+        origin: String,
+        advice: String,
+    },
     #[error("server '{prefix}' ({origin}) connected but listing its tools failed: {message}")]
     Tools {
         prefix: String,
@@ -319,8 +327,13 @@ impl ServerConn {
                 prefix: self.prefix.clone(),
                 origin: self.origin.clone(),
                 message: format!(
-                    "no usable answer within {} s; is it an MCP server on stdio?",
-                    self.connect_timeout.as_secs()
+                    "no usable answer within {} s; is it an MCP server {}?",
+                    self.connect_timeout.as_secs(),
+                    if self.config.url.is_some() {
+                        "at that URL"
+                    } else {
+                        "on stdio"
+                    }
                 ),
             }),
         }
@@ -369,7 +382,10 @@ impl ServerConn {
             }
             other => other,
         };
-        let service = service.map_err(|e| self.handshake_error(e))?;
+        let service = match service {
+            Ok(service) => service,
+            Err(e) => return Err(self.handshake_failed(e).await),
+        };
         let live = self.finish(service).await?;
         if live.revision.as_str() >= "2026-07-28"
             && let Some(info) = live.service.peer_info()
@@ -420,6 +436,36 @@ impl ServerConn {
             name,
             tools,
         })
+    }
+
+    /// A failed handshake in words. For an `https://` server the TLS error is looked for in
+    /// the transport's error; when rmcp kept only words, one handshake of our own says
+    /// whether the certificate was the problem.
+    async fn handshake_failed(&self, error: rmcp::service::ClientInitializeError) -> ConnectError {
+        if let Some(problem) = tls_problem(&error) {
+            return self.certificate_error(&problem);
+        }
+        if let Some(Transport::Http {
+            url, ca_file: ca, ..
+        }) = self.config.transport(&self.prefix).ok()
+            && url.starts_with("https://")
+            && let Ok(inspection) = tls::inspect(&url, ca.as_deref()).await
+            && let Err(problem) = inspection.verdict
+        {
+            return self.certificate_error(&problem);
+        }
+        self.handshake_error(error)
+    }
+
+    fn certificate_error(&self, problem: &CertProblem) -> ConnectError {
+        ConnectError::Certificate {
+            prefix: self.prefix.clone(),
+            origin: self.origin.clone(),
+            advice: problem.advice(
+                &format!("[servers.{}]", self.prefix),
+                self.config.ca_file.as_deref(),
+            ),
+        }
     }
 
     fn handshake_error(&self, error: rmcp::service::ClientInitializeError) -> ConnectError {
@@ -487,6 +533,7 @@ impl ServerConn {
                 url,
                 headers,
                 bearer_token_env,
+                ca_file,
             } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url);
                 if let Some(var) = bearer_token_env {
@@ -511,8 +558,9 @@ impl ServerConn {
                 if !custom.is_empty() {
                     config = config.custom_headers(custom);
                 }
-                Ok(Opened::Http(StreamableHttpClientTransport::from_config(
-                    config,
+                let client = http_client(ca_file.as_deref()).map_err(|e| failed(e.to_string()))?;
+                Ok(Opened::Http(StreamableHttpClientTransport::with_client(
+                    client, config,
                 )))
             }
         }
@@ -543,6 +591,55 @@ impl ServerConn {
         if let Some(path) = &self.remembered_at {
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+/// The HTTP client of one server: the desk's TLS trust plus this server's CA file, and
+/// rmcp's own defaults (no idle connections kept, only same-origin 307/308 redirects, so a
+/// JSON-RPC body and the server's headers never go elsewhere).
+fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls::TlsSetupError> {
+    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else {
+            attempt.follow()
+        }
+    });
+    tls::http_client_builder(ca_file)?
+        .pool_max_idle_per_host(0)
+        .redirect(same_origin)
+        .build()
+        .map_err(|e| tls::TlsSetupError::Client(e.to_string()))
+}
+
+/// The TLS problem inside a failed handshake, if that is what failed it.
+fn tls_problem(error: &rmcp::service::ClientInitializeError) -> Option<CertProblem> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    type HttpError = StreamableHttpError<reqwest::Error>;
+    fn peel<'a>(
+        error: &'a (dyn std::error::Error + 'static),
+    ) -> Option<&'a (dyn std::error::Error + 'static)> {
+        match error.downcast_ref::<HttpError>() {
+            // rmcp keeps the client's error out of `source()`.
+            Some(StreamableHttpError::Client(inner)) => Some(inner),
+            _ => None,
+        }
+    }
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+            CertProblem::find_with(error, peel)
+        }
+        _ => None,
     }
 }
 

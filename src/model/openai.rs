@@ -8,6 +8,7 @@
 //! them) and reads calls from the text. Names go out as wire names and come back canonical;
 //! a name matching no tool is passed through unchanged, for the host to report as unknown.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -52,6 +53,12 @@ pub struct Sampling {
 pub enum ModelError {
     #[error("could not reach the model server at {url} ({detail}); {START_A_SERVER}")]
     Unreachable { url: String, detail: String },
+    /// The TLS handshake refused the server (its certificate, or no TLS at all).
+    #[error("the model server at {url}: {advice}")]
+    Certificate { url: String, advice: String },
+    /// The client could not be set up (an unreadable `ca_file`).
+    #[error("the model client could not be set up: {0}")]
+    Setup(#[from] crate::tls::TlsSetupError),
     #[error(
         "the model server at {url} did not answer within {} s; {START_A_SERVER} \
          A slow model may need a longer timeout.",
@@ -81,6 +88,7 @@ pub struct OpenAiChat {
     recipe: Recipe,
     sampling: Sampling,
     timeout: Duration,
+    ca_file: Option<PathBuf>,
     http: reqwest::Client,
 }
 
@@ -92,7 +100,9 @@ impl std::fmt::Debug for OpenAiChat {
 }
 
 impl OpenAiChat {
-    /// `base_url` like `http://127.0.0.1:8080/v1`; requests go to `{base}/chat/completions`.
+    /// `base_url` like `http://127.0.0.1:8080/v1` or `https://…/v1`; requests go to
+    /// `{base}/chat/completions`. An `https://` server's certificate must chain to the
+    /// system's roots or to a CA in `ca_file`.
     pub fn new(
         base_url: &str,
         model: &str,
@@ -100,18 +110,20 @@ impl OpenAiChat {
         recipe: Recipe,
         sampling: Sampling,
         timeout: Duration,
-    ) -> Self {
+        ca_file: Option<&Path>,
+    ) -> Result<Self, ModelError> {
         let base_url = base_url.trim_end_matches('/').to_owned();
-        let (model, http) = (model.to_owned(), reqwest::Client::new());
-        Self {
+        let http = crate::tls::http_client(ca_file)?;
+        Ok(Self {
             base_url,
-            model,
+            model: model.to_owned(),
             api_key,
             recipe,
             sampling,
             timeout,
+            ca_file: ca_file.map(Path::to_owned),
             http,
-        }
+        })
     }
 
     /// What this model is, without the key: `openai:http://…/v1 model m (recipe native_tools)`.
@@ -258,6 +270,10 @@ impl OpenAiChat {
 
     fn failed(&self, error: reqwest::Error) -> ModelError {
         let (url, timeout, detail) = (self.base_url.clone(), self.timeout, root_cause(&error));
+        if let Some(problem) = crate::tls::CertProblem::find(&error) {
+            let advice = problem.advice("[model]", self.ca_file.as_deref());
+            return ModelError::Certificate { url, advice };
+        }
         if error.is_timeout() {
             ModelError::Timeout { url, timeout }
         } else if error.is_connect() || error.is_request() {
@@ -462,7 +478,16 @@ mod tests {
     }
 
     fn client(url: &str, recipe: Recipe) -> OpenAiChat {
-        OpenAiChat::new(url, "qwen", None, recipe, Sampling::default(), TEN_SECONDS)
+        OpenAiChat::new(
+            url,
+            "qwen",
+            None,
+            recipe,
+            Sampling::default(),
+            TEN_SECONDS,
+            None,
+        )
+        .expect("a plain http client")
     }
 
     /// The host's conversation, written as its JSON.

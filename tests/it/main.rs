@@ -19,4 +19,5 @@ mod shop_http;
 mod shop_server;
 mod shop_store;
 mod support;
+mod tls;
 mod ui_desk;

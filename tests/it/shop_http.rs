@@ -27,6 +27,8 @@ impl Drop for Running {
 }
 
 async fn start() -> Running {
+    // rmcp's default client and `reqwest::Client::new()` use the process's rustls provider.
+    support_desk::tls::install_default_provider();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
