@@ -2,16 +2,23 @@
 //!
 //! Definitions are pinned at first connection; a changed definition blocks the tool until
 //! someone re-approves it. This module decides *whether to ask* and what to point out (an
-//! argument value seen nowhere, a changed definition); it never decides for the person.
+//! argument value seen nowhere, a changed definition), asks, and records the answer; it never
+//! decides for the person.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rmcp::model::Tool;
 use serde_json::{Map, Value};
 
-use super::api::{ToolHints, UnseenValue};
+use super::api::{ConsentAnswer, ConsentAsk, Pending, Question, ToolHints, UnseenValue};
+use super::core::Host;
 use super::names::ToolName;
+use super::servers::ServerConn;
+use crate::model::chat::ToolCall;
+use crate::record::transcript::display_arguments;
+use crate::recording::Event;
 
 /// Whether a call may go ahead without asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,6 +234,90 @@ fn variants(value: &str) -> Vec<String> {
         forms.push(lower.replace('.', ","));
     }
     forms
+}
+
+/// A call about to go to its server, as consent sees it.
+pub(super) struct Consent<'a> {
+    pub ticket: &'a str,
+    pub turn: u32,
+    pub canonical: &'a str,
+    pub name: &'a ToolName,
+    pub conn: &'a Arc<ServerConn>,
+    pub tool: &'a Tool,
+    pub call: &'a ToolCall,
+}
+
+impl Host {
+    /// Asks a person when the gate says so, and records the answer. `Err` is the text the
+    /// model is told when the call is declined (it never ran). Approving a changed definition
+    /// pins it anew.
+    pub(super) async fn ask_consent(
+        &self,
+        asked: &Consent<'_>,
+        seen: &[String],
+    ) -> Result<(), String> {
+        let changed = self.pins.lock().await.changed(asked.name, asked.tool);
+        let Verdict::Ask { reason } = self.gate.check(asked.name, changed.is_some()) else {
+            return Ok(());
+        };
+        let seen_refs: Vec<&str> = seen.iter().map(String::as_str).collect();
+        let ask = ConsentAsk {
+            ticket: asked.ticket.to_owned(),
+            server: asked.conn.prefix.clone(),
+            origin: asked.conn.origin.clone(),
+            tool: asked.canonical.to_owned(),
+            hints: hints(asked.tool),
+            arguments: display_arguments(&asked.call.arguments),
+            unseen: unseen_values(&asked.call.arguments, &seen_refs),
+            changed_definition: changed.clone(),
+            reason: reason.clone(),
+        };
+        let unseen: Vec<String> = ask
+            .unseen
+            .iter()
+            .map(|u| format!("{}={}", u.argument, u.value))
+            .collect();
+        let answer = self.put_to_a_person(ask).await;
+        self.report_in_run(Event::Consent {
+            ticket: asked.ticket.to_owned(),
+            turn: asked.turn,
+            tool: asked.canonical.to_owned(),
+            reason,
+            unseen,
+            approved: answer.approved,
+            by: answer.by.clone(),
+        });
+        if !answer.approved {
+            return Err(format!(
+                "{} declined this call at the desk; it did not run. Tell the customer what you can without it.",
+                answer.by
+            ));
+        }
+        if changed.is_some() {
+            self.pins.lock().await.approve(asked.name, asked.tool);
+        }
+        Ok(())
+    }
+
+    /// The question, to whoever answers them (the desk, or a script); unanswered is no.
+    async fn put_to_a_person(&self, ask: ConsentAsk) -> ConsentAnswer {
+        let (pending, answer) = Pending::new(ask);
+        if self
+            .questions
+            .send(Question::Consent(pending))
+            .await
+            .is_err()
+        {
+            return ConsentAnswer {
+                approved: false,
+                by: "nobody (no one is answering)".into(),
+            };
+        }
+        answer.await.unwrap_or(ConsentAnswer {
+            approved: false,
+            by: "nobody (the question was dropped)".into(),
+        })
+    }
 }
 
 #[cfg(test)]

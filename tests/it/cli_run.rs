@@ -121,11 +121,18 @@ async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
         .output()
         .await
         .expect("export");
-    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
     let text = std::fs::read_to_string(&exported).expect("the export");
     let first: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
     assert_eq!(first["event"], "manifest");
-    assert_eq!((first["seq"].as_i64(), first["by"].as_str()), (Some(1), Some("script")));
+    assert_eq!(
+        (first["seq"].as_i64(), first["by"].as_str()),
+        (Some(1), Some("script"))
+    );
 
     let summarised = tokio::process::Command::new(BIN)
         .args(["summary", "--json"])
@@ -133,7 +140,11 @@ async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
         .output()
         .await
         .expect("summary");
-    assert!(summarised.status.success(), "{}", String::from_utf8_lossy(&summarised.stderr));
+    assert!(
+        summarised.status.success(),
+        "{}",
+        String::from_utf8_lossy(&summarised.stderr)
+    );
     let from_export: Value = serde_json::from_slice(&summarised.stdout).expect("JSON");
     assert_eq!(from_export, live);
 
@@ -149,5 +160,8 @@ async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
         .output()
         .await
         .expect("export");
-    assert!(!refused.status.success(), "an export never overwrites a file");
+    assert!(
+        !refused.status.success(),
+        "an export never overwrites a file"
+    );
 }

@@ -1,0 +1,487 @@
+//! The bounded loop that works one ticket: at most `model_calls_per_ticket` model calls, each
+//! tool call routed, put through consent, called with its timeouts and reported; the last
+//! words checked as a draft. It never answers a question for a person.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::Tool;
+use tokio::sync::Semaphore;
+
+use super::consent::Consent;
+use super::core::{Host, TicketRun};
+use super::names::ToolName;
+use super::servers::ServerConn;
+use super::tools::Offered;
+use crate::host::api::{Outcome, PersonPrompt};
+use crate::host::calls::{self, CallPlan};
+use crate::host::checks::{self, CallFact};
+use crate::host::events::HostEvent;
+use crate::host::prompt;
+use crate::model::chat::ToolSpec;
+use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, tool_response_block};
+use crate::recording::Event;
+use crate::shop::data::Ticket;
+
+impl Host {
+    /// Works a list of tickets (all when empty), `concurrency` at a time.
+    /// With `prompt`, every ticket is worked as a person who ran that server prompt for it.
+    pub async fn work_queue(
+        self: &Arc<Self>,
+        ids: &[String],
+        concurrency: usize,
+        prompt: Option<&PersonPrompt>,
+    ) -> Result<Vec<TicketRun>, String> {
+        let request = match prompt {
+            Some(prompt) => Some(self.person_request(prompt).await?),
+            None => None,
+        };
+        let tickets: Vec<Ticket> = if ids.is_empty() {
+            self.tickets.clone()
+        } else {
+            ids.iter()
+                .filter_map(|id| self.tickets.iter().find(|t| &t.ticket_id == id).cloned())
+                .collect()
+        };
+        // The queue takes only tickets nobody has touched: a sent, handed-over or interrupted
+        // ticket is a person's to take up again. A person's prompt is their own request.
+        let tickets: Vec<Ticket> = if prompt.is_some() {
+            tickets
+        } else {
+            let states = self.record.states().map_err(|e| e.to_string())?;
+            tickets
+                .into_iter()
+                .filter(|t| {
+                    states
+                        .iter()
+                        .find(|s| s.ticket == t.ticket_id)
+                        .is_none_or(|s| s.state == crate::record::Lifecycle::New)
+                })
+                .collect()
+        };
+        let gate = Arc::new(Semaphore::new(concurrency.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, ticket) in tickets.into_iter().enumerate() {
+            // Taking the permit before the task starts keeps tickets starting in queue order,
+            // so a run at concurrency 1 is the same sequence every time (a replay needs that).
+            let permit = Arc::clone(&gate)
+                .acquire_owned()
+                .await
+                .expect("the queue's semaphore is never closed");
+            let host = Arc::clone(self);
+            let request = request.clone();
+            tasks.spawn(async move {
+                let _permit = permit;
+                (index, host.work_ticket(&ticket, request).await)
+            });
+        }
+        let mut runs: Vec<(usize, TicketRun)> = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok(run) => runs.push(run),
+                Err(e) => tracing::error!(error = %e, "a ticket's task failed"),
+            }
+        }
+        runs.sort_by_key(|(index, _)| *index);
+        Ok(runs.into_iter().map(|(_, run)| run).collect())
+    }
+
+    /// Works one ticket: at most `model_calls_per_ticket` model calls, every tool call routed,
+    /// gated and timed, every outcome back to the model, the last words checked as a draft.
+    /// `extra_prompt` is a server prompt a person chose to run for this ticket.
+    pub async fn work_ticket(&self, ticket: &Ticket, extra_prompt: Option<String>) -> TicketRun {
+        let id = ticket.ticket_id.as_str();
+        if extra_prompt.is_none() || self.tools.read().await.0.is_empty() {
+            self.refresh_tools().await;
+        }
+        let mut run = TicketRun {
+            ticket: id.to_owned(),
+            model_calls: 0,
+            draft: None,
+            findings: vec![],
+            stopped_at_turn_limit: false,
+            error: None,
+        };
+        let (mut conversation, attached) = self
+            .open_conversation(ticket, extra_prompt.as_deref())
+            .await;
+        let started = self.report(Event::TicketStarted {
+            ticket: id.to_owned(),
+            tools: conversation.specs.iter().map(|s| s.name.clone()).collect(),
+            attached,
+            request: extra_prompt,
+        });
+        if let Err(refused) = started {
+            let _ = self.events.send(HostEvent::Problem(refused.to_string()));
+            run.error = Some(refused.to_string());
+            return run;
+        }
+        let limit = self.config.limits.model_calls_per_ticket;
+        for turn in 1..=limit {
+            run.model_calls = turn;
+            let reply = match self.ask_model(id, turn, &conversation).await {
+                Ok(reply) => reply,
+                Err(error) => {
+                    run.error = Some(error);
+                    break;
+                }
+            };
+            if let Some(draft) = self
+                .take_reply(ticket, turn, reply, &mut conversation)
+                .await
+            {
+                run.draft = Some(draft);
+                break;
+            }
+        }
+        self.finish_run(ticket, &conversation, run)
+    }
+
+    /// The conversation a ticket starts with: the system prompt (tools, then attached
+    /// documents), the ticket, and the request a person added; and the attached URIs.
+    async fn open_conversation(
+        &self,
+        ticket: &Ticket,
+        extra_prompt: Option<&str>,
+    ) -> (Conversation, Vec<String>) {
+        let specs = self.tool_specs().await;
+        let mut attached = self.attached.clone();
+        let extra = self.extra.lock().await.get(&ticket.ticket_id).cloned();
+        attached.extend(extra.unwrap_or_default());
+        let limit = self.config.limits.model_calls_per_ticket;
+        let system = prompt::system_prompt(&specs, &attached, limit);
+        let mut messages = vec![
+            Message::System { content: system },
+            Message::User {
+                content: prompt::ticket_message(ticket),
+            },
+        ];
+        if let Some(extra) = extra_prompt {
+            messages.push(Message::User {
+                content: extra.to_owned(),
+            });
+        }
+        let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
+        let conversation = Conversation {
+            messages,
+            tool_list_chars: specs
+                .iter()
+                .map(|s| s.name.len() + s.description.len() + s.input_schema.to_string().len())
+                .sum(),
+            context_chars: attached.iter().map(|a| a.text.len()).sum(),
+            specs,
+            seen: vec![ticket_text.clone(), ticket.customer_id.clone()],
+            ticket_text,
+            facts: Vec::new(),
+        };
+        (
+            conversation,
+            attached.iter().map(|a| a.uri.clone()).collect(),
+        )
+    }
+
+    /// One model call, within the model timeout, recorded with the hash of what it saw.
+    async fn ask_model(
+        &self,
+        id: &str,
+        turn: u32,
+        conversation: &Conversation,
+    ) -> Result<Reply, String> {
+        let request = ChatRequest {
+            messages: conversation.messages.clone(),
+            tools: conversation.specs.clone(),
+        };
+        tracing::info!(
+            ticket = id,
+            turn,
+            tools = conversation.specs.len(),
+            tool_list_chars = conversation.tool_list_chars,
+            context_chars = conversation.context_chars,
+            "model call"
+        );
+        let limits = &self.config.limits;
+        let started = Instant::now();
+        let reply =
+            tokio::time::timeout(limits.model_timeout(), self.model.reply(id, turn, &request))
+                .await
+                .map_err(|_| {
+                    format!(
+                        "the model did not answer within {} s",
+                        limits.model_timeout_secs
+                    )
+                })?
+                .map_err(|e| e.to_string())?;
+        // The host names each call after its turn. A model's own call IDs are random, and two
+        // conversations that differ only in them must read as one to a replay.
+        let reply = reply.with_call_id(format!("call_{turn}"));
+        self.report_in_run(Event::ModelCall {
+            ticket: id.to_owned(),
+            turn,
+            messages_hash: request.hash(),
+            reply: reply.clone(),
+            seconds: started.elapsed().as_secs_f64(),
+            tool_list_chars: conversation.tool_list_chars,
+            context_chars: conversation.context_chars,
+        });
+        Ok(reply)
+    }
+
+    /// What the model's reply leads to: words are the draft; an unusable answer is told to
+    /// the model; a call is routed, gated and run, and its outcome goes back to the model.
+    async fn take_reply(
+        &self,
+        ticket: &Ticket,
+        turn: u32,
+        reply: Reply,
+        conversation: &mut Conversation,
+    ) -> Option<String> {
+        // An empty answer is no draft: tell the model, within the same turn budget.
+        let reply = match reply {
+            Reply::Words { content } if content.trim().is_empty() => Reply::Malformed {
+                raw: content,
+                problem: "your answer was empty".to_owned(),
+            },
+            other => other,
+        };
+        match reply {
+            Reply::Words { content } => Some(content),
+            Reply::Malformed { raw, problem } => {
+                conversation.messages.push(Message::Assistant {
+                    content: raw,
+                    tool_call: None,
+                });
+                conversation.messages.push(Message::User {
+                    content: tool_response_block(
+                        "",
+                        Outcome::Failed.label(),
+                        &format!("Your last answer could not be used: {problem}. Write one tool call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or the reply to the customer in plain words."),
+                    ),
+                });
+                None
+            }
+            Reply::Call { call, content } => {
+                conversation.messages.push(Message::Assistant {
+                    content,
+                    tool_call: Some(call.clone()),
+                });
+                let last_turn = turn == self.config.limits.model_calls_per_ticket;
+                let (outcome, text, tool) = if last_turn {
+                    self.refuse_at_limit(&ticket.ticket_id, turn, &call)
+                } else {
+                    self.run_call(ticket, turn, &call, &conversation.seen).await
+                };
+                if matches!(outcome, Outcome::Result | Outcome::ToolError) {
+                    conversation.seen.push(text.clone());
+                }
+                conversation.facts.push(CallFact {
+                    tool: tool.clone(),
+                    outcome,
+                    arguments: call.arguments.clone(),
+                    result: text.clone(),
+                });
+                conversation.messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: tool_response_block(&tool, outcome.label(), &text),
+                });
+                None
+            }
+        }
+    }
+
+    /// The run's end: the draft checked against the call log, and the ticket done.
+    fn finish_run(
+        &self,
+        ticket: &Ticket,
+        conversation: &Conversation,
+        mut run: TicketRun,
+    ) -> TicketRun {
+        let id = ticket.ticket_id.as_str();
+        if run.draft.is_none() && run.error.is_none() {
+            run.stopped_at_turn_limit = true;
+        }
+        if let Some(draft) = &run.draft {
+            let checked =
+                checks::check_reply(draft, &conversation.facts, &conversation.ticket_text);
+            run.findings = checked.findings.clone();
+            run.draft = Some(checked.text.clone());
+            self.report_in_run(Event::Draft {
+                ticket: id.to_owned(),
+                text: checked.text.clone(),
+                findings: checked.findings,
+            });
+        }
+        self.report_in_run(Event::TicketDone {
+            ticket: id.to_owned(),
+            model_calls: run.model_calls,
+            stopped_at_turn_limit: run.stopped_at_turn_limit,
+            error: run.error.clone(),
+        });
+        run
+    }
+
+    /// The model asked for a tool on its last allowed turn: nothing would read the result.
+    pub(super) fn refuse_at_limit(
+        &self,
+        ticket: &str,
+        turn: u32,
+        call: &ToolCall,
+    ) -> (Outcome, String, String) {
+        let text = format!(
+            "not run: the ticket reached its limit of {} model calls, so nothing could read the result",
+            self.config.limits.model_calls_per_ticket
+        );
+        self.report_in_run(Event::ToolCall {
+            ticket: ticket.to_owned(),
+            turn,
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false);
+        (Outcome::Failed, text, call.name.clone())
+    }
+
+    pub(super) fn finish_call(
+        &self,
+        ticket: &str,
+        turn: u32,
+        tool: &str,
+        outcome: Outcome,
+        text: &str,
+        truncated: bool,
+    ) {
+        self.report_in_run(Event::Outcome {
+            ticket: ticket.to_owned(),
+            turn,
+            tool: tool.to_owned(),
+            outcome,
+            text: text.to_owned(),
+            truncated,
+        });
+    }
+
+    /// Route → consent → call. Returns the outcome, the text for the model, and the tool's
+    /// canonical name (or the name as the model wrote it, when unknown).
+    pub(super) async fn run_call(
+        &self,
+        ticket: &Ticket,
+        turn: u32,
+        call: &ToolCall,
+        seen: &[String],
+    ) -> (Outcome, String, String) {
+        let id = ticket.ticket_id.as_str();
+        let (canonical, routed) = self.route(call).await;
+        self.report_in_run(Event::ToolCall {
+            ticket: id.to_owned(),
+            turn,
+            tool: canonical.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let (name, conn, tool) = match routed {
+            Ok(routed) => routed,
+            Err(text) => {
+                self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false);
+                return (Outcome::UnknownTool, text, canonical);
+            }
+        };
+        let asked = Consent {
+            ticket: id,
+            turn,
+            canonical: &canonical,
+            name: &name,
+            conn: &conn,
+            tool: &tool,
+            call,
+        };
+        if let Err(text) = self.ask_consent(&asked, seen).await {
+            self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false);
+            return (Outcome::Declined, text, canonical);
+        }
+        let run = self.call_server(&asked).await;
+        self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated);
+        (run.outcome, run.text, canonical)
+    }
+
+    /// The tool the model named, by the host's names: its canonical name (as written when it
+    /// names nothing), and its server and definition, or the error the model is told.
+    async fn route(
+        &self,
+        call: &ToolCall,
+    ) -> (String, Result<(ToolName, Arc<ServerConn>, Tool), String>) {
+        let tools = self.tools.read().await;
+        let (names, offered) = &*tools;
+        let routed = names.route(&call.name);
+        let canonical = routed
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_else(|_| call.name.clone());
+        let found = match routed {
+            Err(e) => {
+                let listed: Vec<String> = names.canonical().map(ToString::to_string).collect();
+                Err(format!("{e}. The tools are: {}.", listed.join(", ")))
+            }
+            Ok(name) => match offered.get(&name) {
+                Some(Offered { conn, tool }) => Ok((name, Arc::clone(conn), tool.clone())),
+                None => Err(format!("there is no tool \"{canonical}\" right now")),
+            },
+        };
+        (canonical, found)
+    }
+
+    /// Sends the call to its server, each input-request round timed on its own, and records
+    /// the server's questions with their answers.
+    async fn call_server(&self, asked: &Consent<'_>) -> calls::CallRun {
+        let request_id = format!(
+            "{}-{}",
+            asked.ticket,
+            self.request_counter
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1
+        );
+        let limits = &self.config.limits;
+        let run = calls::call(
+            asked.conn,
+            CallPlan {
+                ticket: asked.ticket.to_owned(),
+                tool: asked.name.tool.clone(),
+                arguments: asked.call.arguments.clone(),
+                request_id,
+                retry_if_lost: asked
+                    .tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.read_only_hint)
+                    == Some(true),
+                timeout: limits.request_timeout(),
+                max_rounds: limits.input_rounds,
+                max_result_bytes: limits.result_max_bytes,
+            },
+        )
+        .await;
+        for exchange in &run.exchanges {
+            self.report_in_run(Event::InputRequest {
+                ticket: asked.ticket.to_owned(),
+                turn: asked.turn,
+                server: asked.conn.prefix.clone(),
+                message: exchange.message.clone(),
+                action: exchange.action.clone(),
+                content: exchange.content.clone(),
+            });
+        }
+        run
+    }
+}
+
+/// One ticket's conversation as the model sees it, and what the host keeps beside it.
+pub(super) struct Conversation {
+    messages: Vec<Message>,
+    specs: Vec<ToolSpec>,
+    tool_list_chars: usize,
+    context_chars: usize,
+    /// The customer's subject and body, for the draft's checks.
+    ticket_text: String,
+    /// Texts an argument may come from: the ticket, and every result so far.
+    seen: Vec<String>,
+    /// Every call of this run with its outcome: the draft is checked against it.
+    facts: Vec<CallFact>,
+}
