@@ -3,17 +3,18 @@
 //! at a time, and the run's figures on top.
 //!
 //! Nothing here reads an event for display or judges anything anew: the entries are
-//! [`entries`]'s, the figures [`Summary::from_events`]'s. The data set's scoring labels (which
+//! [`entries_of`]'s, the figures [`Summary::from_events`]'s. The data set's scoring labels (which
 //! tool a ticket was tagged for, whether it carries injected text) never reach a
 //! [`ReviewTicket`]; only the figures use them.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::event::{Event, Manifest};
 use super::reader::{ReadError, Recording};
 use crate::host::api::Outcome;
 use crate::host::summary::Summary;
-use crate::record::transcript::{Entry, EntryKind, entries};
+use crate::record::transcript::{Entry, EntryKind, entries_of};
 use crate::shop::data::Ticket;
 
 /// A whole recorded run, ready to step through.
@@ -54,19 +55,50 @@ pub struct Step<'a> {
 
 impl Review {
     pub fn from_recording(source: &str, recording: &Recording, tickets: &[Ticket]) -> Self {
+        Self::stamped(source, recording, &[], tickets)
+    }
+
+    /// Like [`Review::from_recording`], with `stamps[i]` saying who did `recording.events[i]`
+    /// and when (unix milliseconds), as a desk's record knows; a recording knows neither.
+    fn stamped(
+        source: &str,
+        recording: &Recording,
+        stamps: &[(String, i64)],
+        tickets: &[Ticket],
+    ) -> Self {
         let allow = recording
             .manifests
             .first()
             .map(|m| m.host.allow.clone())
             .unwrap_or_default();
         let summary = Summary::from_events(&recording.events, tickets, &allow);
+        // Where each event sits in the recording, to find its stamp from a run's references.
+        let position: HashMap<*const Event, usize> = recording
+            .events
+            .iter()
+            .enumerate()
+            .map(|(index, event)| (std::ptr::from_ref(event), index))
+            .collect();
         let mut runs = recording.runs();
         runs.sort_by_key(|(id, _)| *id);
         let reviewed = runs
             .into_iter()
             .map(|(id, events)| {
                 let ticket = tickets.iter().find(|t| t.ticket_id == id);
-                ReviewTicket::from_events(id, ticket, &events)
+                let entries = events
+                    .iter()
+                    .flat_map(|&event| {
+                        let stamp = position
+                            .get(&std::ptr::from_ref(event))
+                            .and_then(|&index| stamps.get(index));
+                        entries_of(
+                            event,
+                            stamp.map(|(by, _)| by.as_str()),
+                            stamp.map(|&(_, at)| at),
+                        )
+                    })
+                    .collect();
+                ReviewTicket::new(id, ticket, entries)
             })
             .collect();
         Self {
@@ -93,20 +125,25 @@ impl Review {
 
 impl Review {
     /// Reads a desk's record (its SQLite file) as a recording: every ticket's whole history,
-    /// people's actions included.
+    /// people's actions included, each entry with who and when as the live desk shows it.
     pub fn open_record(path: &Path) -> Result<Self, crate::record::RecordError> {
         let record = crate::record::DeskRecord::open(path, None, "reviewer", &[])?;
         let mut recording = Recording::default();
+        let mut stamps = vec![];
         for stored in record.events_after(0)? {
             match stored.event {
                 Event::Manifest(manifest) => recording.manifests.push(*manifest),
-                event => recording.events.push(event),
+                event => {
+                    recording.events.push(event);
+                    stamps.push((stored.by, stored.at));
+                }
             }
         }
         let world = crate::shop::ShopWorld::bundled();
-        Ok(Self::from_recording(
+        Ok(Self::stamped(
             &path.display().to_string(),
             &recording,
+            &stamps,
             &world.tickets,
         ))
     }
@@ -139,13 +176,13 @@ fn describe_models(manifests: &[Manifest]) -> String {
 }
 
 impl ReviewTicket {
-    fn from_events(id: &str, ticket: Option<&Ticket>, events: &[&Event]) -> Self {
+    fn new(id: &str, ticket: Option<&Ticket>, entries: Vec<Entry>) -> Self {
         Self {
             ticket: id.to_owned(),
             subject: ticket.map(|t| t.subject.clone()).unwrap_or_default(),
             customer: ticket.map(|t| t.customer_id.clone()).unwrap_or_default(),
             body: ticket.map(|t| t.body.clone()).unwrap_or_default(),
-            entries: entries(events.iter().copied()),
+            entries,
         }
     }
 

@@ -174,6 +174,12 @@ fn a_run_carries_the_same_entries_the_live_desk_draws() {
     let review = review_of(events.clone(), &[ticket("T-0009", "quote_refund", false)]);
     let ticket = &review.tickets[0];
     assert_eq!(ticket.entries, crate::record::transcript::entries(&events));
+    assert!(
+        ticket
+            .entries
+            .iter()
+            .all(|e| e.by.is_none() && e.at.is_none())
+    );
     assert_eq!(
         (ticket.subject.as_str(), ticket.customer.as_str()),
         ("mug pair refund?", "C-0129")
@@ -416,4 +422,34 @@ fn a_real_recording_has_48_tickets_whose_entries_add_up_to_its_figures() {
             ..
         }
     )));
+}
+
+#[test]
+fn a_desk_record_reads_with_who_did_each_thing_and_when() {
+    fn fixed_clock() -> i64 {
+        1_796_117_400_000
+    }
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("desk.sqlite");
+    let mut events = quote_ticket_events();
+    events.push(Event::Noted {
+        ticket: "T-0009".to_owned(),
+        by: "dana".to_owned(),
+        text: "called the customer".to_owned(),
+    });
+    {
+        let record = crate::record::DeskRecord::open(&path, None, "dana", &[])
+            .expect("a new record")
+            .with_clock(fixed_clock);
+        for event in &events {
+            record.append(event).expect("the record takes it");
+        }
+    }
+    let review = Review::open_record(&path).expect("the record reads");
+    let expected: Vec<Entry> = events
+        .iter()
+        .flat_map(|e| crate::record::transcript::entries_of(e, Some("dana"), Some(fixed_clock())))
+        .collect();
+    assert_eq!(review.tickets.len(), 1);
+    assert_eq!(review.tickets[0].entries, expected);
 }

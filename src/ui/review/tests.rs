@@ -469,8 +469,14 @@ fn hostile_text_is_cleaned_long_results_fold_and_findings_show() {
     let terminal = draw(&screen, 80, 24);
     insta::assert_snapshot!("hostile_turn_80x24", terminal.backend());
     press(&mut screen, &[KeyCode::Enter]);
+    draw(&screen, 120, 36);
+    press(&mut screen, &[KeyCode::PageDown; 3]);
     let terminal = draw(&screen, 120, 36);
     insta::assert_snapshot!("hostile_turn_unfolded_120x36", terminal.backend());
+    let buffer = terminal.backend().buffer();
+    find(buffer, "line 30");
+    let text = rows(buffer).join("\n");
+    assert!(!text.contains("more lines folded"), "{text}");
     press(&mut screen, &[KeyCode::End]);
     let terminal = draw(&screen, 80, 24);
     insta::assert_snapshot!("draft_with_findings_80x24", terminal.backend());
