@@ -3,10 +3,12 @@
 //! The run's figures sit on top, the runs of tickets on the left (marked for errors, consent
 //! questions and refunds), the selected run on the right: the ticket's text, then one step at
 //! a time, each model call with what followed from it and at the end the draft and whatever
-//! people did after. A step's history is drawn by `ui::transcript`, the live ticket pane's
-//! renderer, so a ticket reads the same in both; this screen adds only its frame and step
-//! titles. It never shows the data set's scoring labels (the tagged tool, injected text) and
-//! can never change the recording; every string from it is cleaned before it is drawn.
+//! people did after, below the run before it. The history is drawn by `ui::transcript`, the
+//! live ticket pane's renderer, so a ticket reads the same in both; this screen adds only its
+//! frame and step titles. No pane shows the data set's labels for a ticket (the tool it is
+//! tagged for, whether it carries injected text): a desk cannot know them, and only the
+//! scoring figures on top count them. Nothing here can change the recording; every string
+//! from it is cleaned before it is drawn.
 
 use std::cell::Cell;
 
