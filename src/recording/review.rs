@@ -1,19 +1,20 @@
-//! A recorded run as a reviewer reads it: per ticket, turn by turn, what the model saw, what
-//! it said, what the host and the people around it decided, and how the ticket ended.
+//! A recorded run as a reviewer reads it: per run of a ticket, the transcript entries the
+//! live desk draws (`record::transcript`), grouped into steps a reviewer walks one model call
+//! at a time, and the run's figures on top.
 //!
-//! Everything here is plain text and plain flags, built once from a [`Recording`], so the
-//! review screen needs no JSON: arguments come as `name = value` pairs, JSON results are
-//! pretty-printed here. Nothing is judged anew; the figures are [`Summary::from_events`]'s.
+//! Nothing here reads an event for display or judges anything anew: the entries are
+//! [`entries_of`]'s, the figures [`Summary::from_events`]'s. The data set's scoring labels (which
+//! tool a ticket was tagged for, whether it carries injected text) never reach a
+//! [`ReviewTicket`]; only the figures use them.
 
+use std::collections::HashMap;
 use std::path::Path;
-
-use serde_json::Value;
 
 use super::event::{Event, Manifest};
 use super::reader::{ReadError, Recording};
 use crate::host::api::Outcome;
 use crate::host::summary::Summary;
-use crate::model::chat::Reply;
+use crate::record::transcript::{Entry, EntryKind, entries_of};
 use crate::shop::data::Ticket;
 
 /// A whole recorded run, ready to step through.
@@ -25,83 +26,79 @@ pub struct Review {
     pub model: String,
     pub summary: Summary,
     /// Each run of a ticket, in ticket ID order (a ticket worked twice, say once more with a
-    /// person's prompt, comes twice, in the order of its runs), with its events in the order
-    /// they happened.
+    /// person's prompt, comes twice, in the order of its runs).
     pub tickets: Vec<ReviewTicket>,
     /// The recording's last line was cut off mid-write; everything before it is here.
     pub truncated: bool,
 }
 
+/// One run of a ticket: from its `ticket_started` to the next, people's actions included.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewTicket {
     pub ticket: String,
-    /// Subject, customer ID, body and tag from the shop's tickets (empty when the recording
-    /// names a ticket the shop does not have).
+    /// Subject, customer ID and body from the shop's tickets (empty when the recording names
+    /// a ticket the shop does not have).
     pub subject: String,
     pub customer: String,
     pub body: String,
-    pub injected: bool,
-    pub expected_tool: String,
-    /// The request a person added by running a server prompt for this run of the ticket.
-    pub request: Option<String>,
-    pub turns: Vec<ReviewTurn>,
-    /// The reply as staff would send it (handles stripped), when the model wrote one.
-    pub draft: Option<String>,
-    /// Each check finding as one sentence for a person.
-    pub findings: Vec<String>,
-    pub stopped_at_turn_limit: bool,
-    pub error: Option<String>,
+    /// The run's history as the desk draws it, in the order it happened.
+    pub entries: Vec<Entry>,
 }
 
-/// One model call and everything that followed from it.
+/// One step of a run: a model call with everything that followed from it, or the end.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReviewTurn {
-    pub turn: u32,
-    pub seconds: f64,
-    /// What the model saw before answering: the earlier tool responses of this ticket (the system prompt and ticket are the same for every turn), as (tool, outcome label, text).
-    /// An unreadable answer was followed by the host's own `failed` response with tool `""`.
-    pub saw: Vec<(String, String, String)>,
-    /// What the model said: words, an unreadable call (raw + problem), or a call (tool, arguments as `name = value` lines).
-    pub said: Said,
-    /// The consent question for this turn's call: (approved, by, arguments seen nowhere).
-    pub consent: Option<(bool, String, Vec<String>)>,
-    /// Input requests during the call: (server, message, action with any answer given).
-    pub inputs: Vec<(String, String, String)>,
-    /// (tool, outcome, text, truncated). The text is pretty-printed when it is JSON.
-    pub outcome: Option<(String, Outcome, String, bool)>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Said {
-    Words(String),
-    /// Output that tried to be a call and could not be read, or an empty answer; the host
-    /// told the model the problem.
-    Unreadable {
-        raw: String,
-        problem: String,
-    },
-    /// `arguments` as (name, value as JSON text), in the order the model sent them.
-    Call {
-        tool: String,
-        arguments: Vec<(String, String)>,
-    },
+pub struct Step<'a> {
+    /// The model call; `None` for the end (the draft and whatever people did after).
+    pub turn: Option<u32>,
+    pub entries: Vec<&'a Entry>,
 }
 
 impl Review {
     pub fn from_recording(source: &str, recording: &Recording, tickets: &[Ticket]) -> Self {
+        Self::stamped(source, recording, &[], tickets)
+    }
+
+    /// Like [`Review::from_recording`], with `stamps[i]` saying who did `recording.events[i]`
+    /// and when (unix milliseconds), as a desk's record knows; a recording knows neither.
+    fn stamped(
+        source: &str,
+        recording: &Recording,
+        stamps: &[(String, i64)],
+        tickets: &[Ticket],
+    ) -> Self {
         let allow = recording
             .manifests
             .first()
             .map(|m| m.host.allow.clone())
             .unwrap_or_default();
         let summary = Summary::from_events(&recording.events, tickets, &allow);
+        // Where each event sits in the recording, to find its stamp from a run's references.
+        let position: HashMap<*const Event, usize> = recording
+            .events
+            .iter()
+            .enumerate()
+            .map(|(index, event)| (std::ptr::from_ref(event), index))
+            .collect();
         let mut runs = recording.runs();
         runs.sort_by_key(|(id, _)| *id);
         let reviewed = runs
             .into_iter()
             .map(|(id, events)| {
                 let ticket = tickets.iter().find(|t| t.ticket_id == id);
-                ReviewTicket::from_events(id, ticket, &events)
+                let entries = events
+                    .iter()
+                    .flat_map(|&event| {
+                        let stamp = position
+                            .get(&std::ptr::from_ref(event))
+                            .and_then(|&index| stamps.get(index));
+                        entries_of(
+                            event,
+                            stamp.map(|(by, _)| by.as_str()),
+                            stamp.map(|&(_, at)| at),
+                        )
+                    })
+                    .collect();
+                ReviewTicket::new(id, ticket, entries)
             })
             .collect();
         Self {
@@ -128,20 +125,25 @@ impl Review {
 
 impl Review {
     /// Reads a desk's record (its SQLite file) as a recording: every ticket's whole history,
-    /// people's actions included.
+    /// people's actions included, each entry with who and when as the live desk shows it.
     pub fn open_record(path: &Path) -> Result<Self, crate::record::RecordError> {
         let record = crate::record::DeskRecord::open(path, None, "reviewer", &[])?;
         let mut recording = Recording::default();
+        let mut stamps = vec![];
         for stored in record.events_after(0)? {
             match stored.event {
                 Event::Manifest(manifest) => recording.manifests.push(*manifest),
-                event => recording.events.push(event),
+                event => {
+                    recording.events.push(event);
+                    stamps.push((stored.by, stored.at));
+                }
             }
         }
         let world = crate::shop::ShopWorld::bundled();
-        Ok(Self::from_recording(
+        Ok(Self::stamped(
             &path.display().to_string(),
             &recording,
+            &stamps,
             &world.tickets,
         ))
     }
@@ -174,297 +176,114 @@ fn describe_models(manifests: &[Manifest]) -> String {
 }
 
 impl ReviewTicket {
-    fn from_events(id: &str, ticket: Option<&Ticket>, events: &[&Event]) -> Self {
-        let mut reviewed = Self {
+    fn new(id: &str, ticket: Option<&Ticket>, entries: Vec<Entry>) -> Self {
+        Self {
             ticket: id.to_owned(),
             subject: ticket.map(|t| t.subject.clone()).unwrap_or_default(),
             customer: ticket.map(|t| t.customer_id.clone()).unwrap_or_default(),
             body: ticket.map(|t| t.body.clone()).unwrap_or_default(),
-            injected: ticket.is_some_and(|t| t.injected),
-            expected_tool: ticket.map(|t| t.expected_tool.clone()).unwrap_or_default(),
-            request: None,
-            turns: vec![],
-            draft: None,
-            findings: vec![],
-            stopped_at_turn_limit: false,
-            error: None,
-        };
-        // Tool responses so far, as the model will see them on its next turn.
-        let mut responses: Vec<(String, String, String)> = vec![];
-        for event in events {
-            match event {
-                Event::TicketStarted { request, .. } => reviewed.request = request.clone(),
-                Event::DraftEdited { text, findings, .. } => {
-                    reviewed.draft = Some(text.clone());
-                    reviewed.findings = findings.iter().map(|f| f.reason()).collect();
-                }
-                Event::Manifest(_)
-                | Event::Sent { .. }
-                | Event::HandedOver { .. }
-                | Event::Attached { .. }
-                | Event::Noted { .. }
-                | Event::NeedsPerson { .. } => {}
-                Event::ModelCall {
-                    turn,
-                    reply,
-                    seconds,
-                    ..
-                } => {
-                    let said = said(reply);
-                    let saw = responses.clone();
-                    if let Said::Unreadable { problem, .. } = &said {
-                        responses.push((
-                            String::new(),
-                            Outcome::Failed.label().to_owned(),
-                            format!("Your last answer could not be used: {problem}."),
-                        ));
-                    }
-                    reviewed.turns.push(ReviewTurn {
-                        turn: *turn,
-                        seconds: *seconds,
-                        saw,
-                        said,
-                        consent: None,
-                        inputs: vec![],
-                        outcome: None,
-                    });
-                }
-                Event::ToolCall {
-                    turn,
-                    tool,
-                    arguments,
-                    ..
-                } => {
-                    // The model call is recorded first; a call without one still shows.
-                    let said = Said::Call {
-                        tool: tool.clone(),
-                        arguments: name_values(arguments),
-                    };
-                    let slot = reviewed.turn_mut(*turn, &responses);
-                    if matches!(slot.said, Said::Words(ref w) if w.is_empty()) {
-                        slot.said = said;
-                    }
-                }
-                Event::Consent {
-                    turn,
-                    unseen,
-                    approved,
-                    by,
-                    ..
-                } => {
-                    reviewed.turn_mut(*turn, &responses).consent =
-                        Some((*approved, by.clone(), unseen.clone()));
-                }
-                Event::InputRequest {
-                    turn,
-                    server,
-                    message,
-                    action,
-                    content,
-                    ..
-                } => {
-                    let answer = match content.as_deref().map(answer_text) {
-                        Some(answer) if !answer.is_empty() => format!("{action}: {answer}"),
-                        _ => action.clone(),
-                    };
-                    reviewed.turn_mut(*turn, &responses).inputs.push((
-                        server.clone(),
-                        message.clone(),
-                        answer,
-                    ));
-                }
-                Event::Outcome {
-                    turn,
-                    tool,
-                    outcome,
-                    text,
-                    truncated,
-                    ..
-                } => {
-                    reviewed.turn_mut(*turn, &responses).outcome =
-                        Some((tool.clone(), *outcome, pretty(text), *truncated));
-                    responses.push((tool.clone(), outcome.label().to_owned(), text.clone()));
-                }
-                Event::Draft { text, findings, .. } => {
-                    reviewed.draft = Some(text.clone());
-                    reviewed.findings = findings.iter().map(|f| f.reason()).collect();
-                }
-                Event::TicketDone {
-                    stopped_at_turn_limit,
-                    error,
-                    ..
-                } => {
-                    reviewed.stopped_at_turn_limit = *stopped_at_turn_limit;
-                    reviewed.error = error.clone();
-                }
-            }
+            entries,
         }
-        reviewed
     }
 
-    /// The latest turn numbered `turn`, made (with nothing said yet) if no model call came
-    /// before.
-    fn turn_mut(&mut self, turn: u32, responses: &[(String, String, String)]) -> &mut ReviewTurn {
-        let index = match self.turns.iter().rposition(|t| t.turn == turn) {
-            Some(index) => index,
-            None => {
-                self.turns.push(ReviewTurn {
-                    turn,
-                    seconds: 0.0,
-                    saw: responses.to_vec(),
-                    said: Said::Words(String::new()),
-                    consent: None,
-                    inputs: vec![],
-                    outcome: None,
-                });
-                self.turns.len() - 1
+    /// The run's steps: each model call in the order they came (the run's start and anything
+    /// else before the first call go with it), then always the end.
+    pub fn steps(&self) -> Vec<Step<'_>> {
+        let mut steps: Vec<Step<'_>> = vec![];
+        let mut before: Vec<&Entry> = vec![];
+        let mut end: Vec<&Entry> = vec![];
+        for entry in &self.entries {
+            match entry.kind.turn() {
+                Some(turn) => {
+                    // The latest step of that call: a consent or outcome recorded late still
+                    // joins its call.
+                    let index = match steps.iter().rposition(|s| s.turn == Some(turn)) {
+                        Some(index) => index,
+                        None => {
+                            steps.push(Step {
+                                turn: Some(turn),
+                                entries: std::mem::take(&mut before),
+                            });
+                            steps.len() - 1
+                        }
+                    };
+                    steps[index].entries.push(entry);
+                }
+                None if steps.is_empty() => before.push(entry),
+                None => end.push(entry),
             }
-        };
-        &mut self.turns[index]
+        }
+        before.extend(end);
+        steps.push(Step {
+            turn: None,
+            entries: before,
+        });
+        steps
+    }
+
+    /// How many times the model was called in this run.
+    pub fn model_calls(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::ModelCall { .. }))
+            .count()
+    }
+
+    /// The request a person added by running a server prompt for this run.
+    pub fn request(&self) -> Option<&str> {
+        self.entries.iter().find_map(|e| match &e.kind {
+            EntryKind::RunStarted { request, .. } => request.as_deref(),
+            _ => None,
+        })
+    }
+
+    /// The checks' findings on the latest reply, the model's draft or a person's edit.
+    pub fn findings(&self) -> &[String] {
+        self.entries
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EntryKind::Draft { findings, .. } | EntryKind::Edited { findings, .. } => {
+                    Some(findings.as_slice())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 
     /// Something went wrong that a reviewer should look at: a tool error, a failed or unknown
-    /// call, the turn limit, a run error, or a finding on the draft.
+    /// call, the turn limit, a run error, or a finding on the latest reply.
     pub fn has_error(&self) -> bool {
-        let bad_outcome = self.turns.iter().any(|t| {
-            matches!(
-                t.outcome,
-                Some((
-                    _,
-                    Outcome::ToolError | Outcome::Failed | Outcome::UnknownTool,
-                    _,
-                    _
-                ))
-            )
+        let went_wrong = self.entries.iter().any(|e| match &e.kind {
+            EntryKind::Outcome { outcome, .. } => matches!(
+                outcome,
+                Outcome::ToolError | Outcome::Failed | Outcome::UnknownTool
+            ),
+            EntryKind::RunEnded {
+                stopped_at_turn_limit,
+                error,
+                ..
+            } => *stopped_at_turn_limit || error.is_some(),
+            _ => false,
         });
-        bad_outcome
-            || self.stopped_at_turn_limit
-            || self.error.is_some()
-            || !self.findings.is_empty()
+        went_wrong || !self.findings().is_empty()
     }
 
     /// A person was asked for consent at least once.
     pub fn has_consent(&self) -> bool {
-        self.turns.iter().any(|t| t.consent.is_some())
+        self.entries
+            .iter()
+            .any(|e| matches!(e.kind, EntryKind::Consent { .. }))
     }
 
-    /// The ticket is about refunds: tagged for one, or a refund tool was called.
+    /// The run quoted or issued a refund (asked for one, whatever came of it).
     pub fn touches_refunds(&self) -> bool {
         let refund_tool =
             |tool: &str| tool.ends_with("quote_refund") || tool.ends_with("issue_refund");
-        self.expected_tool.ends_with("_refund")
-            || self.turns.iter().any(|t| {
-                matches!(&t.said, Said::Call { tool, .. } if refund_tool(tool))
-                    || t.outcome
-                        .as_ref()
-                        .is_some_and(|(tool, ..)| refund_tool(tool))
-            })
-    }
-}
-
-/// The reply as a reviewer reads it. An empty answer counts as unreadable, as the host
-/// treats it.
-fn said(reply: &Reply) -> Said {
-    match reply {
-        Reply::Words { content } if content.trim().is_empty() => Said::Unreadable {
-            raw: content.clone(),
-            problem: "your answer was empty".to_owned(),
-        },
-        Reply::Words { content } => Said::Words(content.clone()),
-        Reply::Malformed { raw, problem } => Said::Unreadable {
-            raw: raw.clone(),
-            problem: problem.clone(),
-        },
-        Reply::Call { call, .. } => Said::Call {
-            tool: call.name.clone(),
-            arguments: name_values(&call.arguments),
-        },
-    }
-}
-
-fn name_values(arguments: &serde_json::Map<String, Value>) -> Vec<(String, String)> {
-    arguments
-        .iter()
-        .map(|(name, value)| (name.clone(), value.to_string()))
-        .collect()
-}
-
-/// A form answer's JSON content as `name = value, …`, or the text itself when not an object.
-fn answer_text(content: &str) -> String {
-    match serde_json::from_str::<Value>(content) {
-        Ok(Value::Object(fields)) => name_values(&fields)
-            .into_iter()
-            .map(|(name, value)| format!("{name} = {value}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => content.to_owned(),
-    }
-}
-
-/// A JSON value this short (written compactly) stays on one line when pretty-printed.
-const INLINE_CHARS: usize = 60;
-
-/// JSON text laid out one field per line, with short arrays and objects kept on one line;
-/// anything else unchanged.
-fn pretty(text: &str) -> String {
-    match serde_json::from_str::<Value>(text) {
-        Ok(value @ (Value::Object(_) | Value::Array(_))) => {
-            let mut out = String::new();
-            write_pretty(&value, 0, &mut out);
-            out
-        }
-        _ => text.to_owned(),
-    }
-}
-
-fn write_pretty(value: &Value, indent: usize, out: &mut String) {
-    let inline = compact(value);
-    if inline.chars().count() <= INLINE_CHARS {
-        out.push_str(&inline);
-        return;
-    }
-    let pad = " ".repeat(indent + 2);
-    let (open, close, items): (char, char, Vec<(Option<&String>, &Value)>) = match value {
-        Value::Object(fields) => ('{', '}', fields.iter().map(|(k, v)| (Some(k), v)).collect()),
-        Value::Array(values) => ('[', ']', values.iter().map(|v| (None, v)).collect()),
-        _ => {
-            out.push_str(&inline);
-            return;
-        }
-    };
-    out.push(open);
-    for (index, (key, item)) in items.iter().enumerate() {
-        out.push('\n');
-        out.push_str(&pad);
-        if let Some(key) = key {
-            out.push_str(&Value::String((*key).clone()).to_string());
-            out.push_str(": ");
-        }
-        write_pretty(item, indent + 2, out);
-        if index + 1 < items.len() {
-            out.push(',');
-        }
-    }
-    out.push('\n');
-    out.push_str(&" ".repeat(indent));
-    out.push(close);
-}
-
-/// One line, with a space after each `:` and `,`.
-fn compact(value: &Value) -> String {
-    match value {
-        Value::Object(fields) => {
-            let fields: Vec<String> = fields
-                .iter()
-                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), compact(v)))
-                .collect();
-            format!("{{{}}}", fields.join(", "))
-        }
-        Value::Array(values) => {
-            let values: Vec<String> = values.iter().map(compact).collect();
-            format!("[{}]", values.join(", "))
-        }
-        scalar => scalar.to_string(),
+        self.entries.iter().any(|e| match &e.kind {
+            EntryKind::Call { tool, .. } | EntryKind::Outcome { tool, .. } => refund_tool(tool),
+            _ => false,
+        })
     }
 }
 

@@ -1,10 +1,16 @@
 //! The review screen: a recorded run, read-only, stepped through turn by turn.
 //!
-//! The run's figures sit on top, the tickets on the left (marked for errors, consent
-//! questions, refunds and injected text), the selected ticket on the right: its text, then
-//! one step at a time, each turn (what the model saw, what it said, the consent decision,
-//! the form answers, the outcome) and at the end the draft with its checks. Nothing here can
-//! change the recording; every string from it is untrusted and is cleaned before it is drawn.
+//! The run's figures sit on top, the runs of tickets on the left (marked for errors, consent
+//! questions and refunds), the selected run on the right: the ticket's text, then one step at
+//! a time, each model call with what followed from it and at the end the draft and whatever
+//! people did after, below the run before it. The history is drawn by `ui::transcript`, the
+//! live ticket pane's renderer, so a ticket reads the same in both; this screen adds only its
+//! frame and step titles. No pane shows the data set's labels for a ticket (the tool it is
+//! tagged for, whether it carries injected text): a desk cannot know them, and only the
+//! scoring figures on top count them. Nothing here can change the recording; every string
+//! from it is cleaned before it is drawn.
+
+use std::cell::Cell;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use ratatui::Frame;
@@ -15,8 +21,9 @@ use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph};
 
 use super::sanitize::{clean, one_line};
 use super::theme;
-use crate::host::api::Outcome;
-use crate::recording::review::{Review, ReviewTicket, ReviewTurn, Said};
+use super::transcript::{self, push_wrapped, wrap};
+use crate::record::transcript::{Entry, EntryKind};
+use crate::recording::review::{Review, ReviewTicket};
 
 /// What the screen's owner does after a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,11 +82,6 @@ const PAGE: u16 = 8;
 /// Scrolling stops once the content, wrapped this narrow, is past; the drawing clamps to
 /// the real width.
 const NARROWEST: usize = 40;
-/// Lines kept of each earlier tool response, of an unreadable answer, and of an outcome,
-/// until Enter unfolds them.
-const SAW_LINES: usize = 3;
-const RAW_LINES: usize = 3;
-const OUTCOME_LINES: usize = 12;
 
 #[derive(Debug, Clone)]
 pub struct ReviewScreen {
@@ -87,10 +89,15 @@ pub struct ReviewScreen {
     filter: Filter,
     /// Index into `review.tickets`; shown only while the filter keeps it.
     selected: usize,
-    /// `0..turns.len()` is a turn; `turns.len()` is the end (the draft).
+    /// Index into the selected run's steps; the last is the end.
     step: usize,
     ticket_scroll: u16,
-    step_scroll: u16,
+    /// Lines the step pane is scrolled from where the step opens (negative: back into the
+    /// run's earlier steps).
+    step_scroll: i32,
+    /// Where the step pane opened and how far it can scroll, as last drawn: (first line
+    /// shown at the step's opening, most first line).
+    step_view: Cell<Option<(usize, usize)>>,
     focus: Focus,
     unfolded: bool,
     help: bool,
@@ -105,6 +112,7 @@ impl ReviewScreen {
             step: 0,
             ticket_scroll: 0,
             step_scroll: 0,
+            step_view: Cell::new(None),
             focus: Focus::Step,
             unfolded: false,
             help: false,
@@ -158,6 +166,7 @@ impl ReviewScreen {
             self.step = 0;
             self.ticket_scroll = 0;
             self.step_scroll = 0;
+            self.step_view.set(None);
         }
     }
 
@@ -171,11 +180,14 @@ impl ReviewScreen {
     }
 
     fn go_to_step(&mut self, step: usize) {
-        let last = self.current().map_or(0, |t| t.turns.len());
+        let last = self
+            .current()
+            .map_or(0, |t| t.steps().len().saturating_sub(1));
         let step = step.min(last);
         if step != self.step {
             self.step = step;
             self.step_scroll = 0;
+            self.step_view.set(None);
         }
     }
 
@@ -193,18 +205,25 @@ impl ReviewScreen {
         let Some(ticket) = self.current() else {
             return;
         };
-        let (content, scroll) = match self.focus {
-            Focus::TicketText => (ticket_lines(ticket, NARROWEST).len(), self.ticket_scroll),
-            Focus::Step => (
-                step_lines(ticket, self.step, self.unfolded, NARROWEST).len(),
-                self.step_scroll,
-            ),
-        };
-        let most = u16::try_from(content).unwrap_or(u16::MAX);
-        let scroll = scroll.saturating_add_signed(lines as i16).min(most);
         match self.focus {
-            Focus::TicketText => self.ticket_scroll = scroll,
-            Focus::Step => self.step_scroll = scroll,
+            Focus::TicketText => {
+                let content = ticket_lines(ticket, NARROWEST).len();
+                let most = u16::try_from(content).unwrap_or(u16::MAX);
+                let by = i16::try_from(lines).unwrap_or(0);
+                self.ticket_scroll = self.ticket_scroll.saturating_add_signed(by).min(most);
+            }
+            Focus::Step => {
+                // Until the pane is drawn its height is unknown: as far as the content goes.
+                let (opening, most) = self.step_view.get().unwrap_or_else(|| {
+                    let content = history_lines(ticket, self.step, self.unfolded, NARROWEST)
+                        .0
+                        .len();
+                    (content, content * 2)
+                });
+                let up = -i32::try_from(opening).unwrap_or(i32::MAX);
+                let down = i32::try_from(most.saturating_sub(opening)).unwrap_or(i32::MAX);
+                self.step_scroll = self.step_scroll.saturating_add(lines).clamp(up, down);
+            }
         }
     }
 
@@ -233,7 +252,7 @@ impl ReviewScreen {
         let review = &self.review;
         let s = &review.summary;
         let o = &s.outcomes;
-        let mut lines: Vec<Line<'static>> = wrap(&one_line(&review.model), width)
+        let mut lines: Vec<Line<'static>> = wrap(&one_line(&review.model), width.max(1))
             .into_iter()
             .map(|line| Line::styled(line, theme::title()))
             .collect();
@@ -342,22 +361,26 @@ impl ReviewScreen {
             self.ticket_scroll,
             self.focus == Focus::TicketText,
         );
-        let title = match ticket.turns.get(self.step) {
-            Some(turn) => format!(
-                " turn {} of {} · {:.1} s ",
-                self.step + 1,
-                ticket.turns.len(),
-                turn.seconds
-            ),
-            None => format!(" the end · after {} turns ", ticket.turns.len()),
+        let title = step_title(ticket, self.step);
+        let (lines, start) = history_lines(ticket, self.step, self.unfolded, inner_width);
+        // The step opens showing all of itself and as much of the run before it as fits, or,
+        // when it is taller than the pane, from its own first line.
+        let height = usize::from(step_area.height.saturating_sub(2));
+        let most = lines.len().saturating_sub(height);
+        let opening = if lines.len() - start <= height {
+            most
+        } else {
+            start
         };
-        let lines = step_lines(ticket, self.step, self.unfolded, inner_width);
+        self.step_view.set(Some((opening, most)));
+        let offset = isize::try_from(self.step_scroll).unwrap_or(0);
+        let top = opening.saturating_add_signed(offset).min(most);
         self.render_pane(
             frame,
             step_area,
             title,
             lines,
-            self.step_scroll,
+            u16::try_from(top).unwrap_or(u16::MAX),
             self.focus == Focus::Step,
         );
     }
@@ -429,7 +452,7 @@ impl ReviewScreen {
     }
 }
 
-/// One row of the ticket list: ID, the four marks (blank when absent), subject.
+/// One row of the ticket list: ID, the three marks (blank when absent), subject.
 fn ticket_row(ticket: &ReviewTicket) -> Line<'static> {
     let mark = |on: bool, symbol: &'static str, style: Style| {
         if on {
@@ -444,232 +467,133 @@ fn ticket_row(ticket: &ReviewTicket) -> Line<'static> {
         mark(ticket.has_error(), "✗", theme::danger()),
         mark(ticket.has_consent(), "?", theme::warning()),
         mark(ticket.touches_refunds(), "€", Style::default()),
-        mark(ticket.injected, "⚠", theme::warning()),
         Span::raw(" "),
         // A run with a person's request (a server prompt) is marked before its subject.
         Span::styled(
-            if ticket.request.is_some() { "» " } else { "" },
+            if ticket.request().is_some() {
+                "» "
+            } else {
+                ""
+            },
             theme::key(),
         ),
         Span::styled(one_line(&ticket.subject), theme::untrusted()),
     ])
 }
 
-/// The ticket as the customer wrote it, with what the shop knows about it.
+/// The ticket as the customer wrote it (a person's request for the run is the run's first
+/// entry).
 fn ticket_lines(ticket: &ReviewTicket, width: usize) -> Vec<Line<'static>> {
-    let mut out = Out::new(width);
+    let mut lines = vec![];
     if ticket.subject.is_empty() && ticket.body.is_empty() {
-        out.text(0, "not one of the shop's tickets", theme::dim());
-        return out.lines;
+        lines.push(Line::styled("not one of the shop's tickets", theme::dim()));
+        return lines;
     }
-    out.text(0, &ticket.subject, theme::title().patch(theme::untrusted()));
-    out.text(
-        0,
-        &format!(
-            "customer {} · tagged {}",
-            one_line(&ticket.customer),
-            one_line(&ticket.expected_tool)
-        ),
+    let title = theme::title().patch(theme::untrusted());
+    push_wrapped(&mut lines, &one_line(&ticket.subject), width, title, "");
+    push_wrapped(
+        &mut lines,
+        &format!("customer {}", one_line(&ticket.customer)),
+        width,
         theme::dim(),
+        "",
     );
-    if ticket.injected {
-        out.text(
-            0,
-            "⚠ carries instructions aimed at an agent",
-            theme::warning(),
-        );
-    }
-    out.text(0, &ticket.body, theme::untrusted());
-    if let Some(request) = &ticket.request {
-        out.text(
-            0,
-            "» A person ran a server prompt for this ticket; the model read it after the ticket:",
-            theme::key(),
-        );
-        out.text(2, request, theme::untrusted());
-    }
-    out.lines
+    push_wrapped(
+        &mut lines,
+        &clean(&ticket.body),
+        width,
+        theme::untrusted(),
+        "",
+    );
+    lines
 }
 
-/// One step of a ticket: a turn, or (past the last turn) the end with the draft.
-fn step_lines(
+/// ` turn 2 of 4 · 3.5 s `, or ` the end · after 4 turns `.
+fn step_title(ticket: &ReviewTicket, step: usize) -> String {
+    let steps = ticket.steps();
+    let turns = steps.len().saturating_sub(1);
+    match steps.get(step) {
+        Some(current) if current.turn.is_some() => {
+            let seconds = current.entries.iter().find_map(|e| match e.kind {
+                EntryKind::ModelCall { seconds, .. } => Some(seconds),
+                _ => None,
+            });
+            match seconds {
+                Some(seconds) => format!(" turn {} of {turns} · {seconds:.1} s ", step + 1),
+                None => format!(" turn {} of {turns} ", step + 1),
+            }
+        }
+        _ => format!(" the end · after {} ", plural(turns, "turn", "turns")),
+    }
+}
+
+/// A run up to and including `step`, drawn entry by entry as the live ticket pane draws
+/// them (long results fold until Enter unfolds them), with a mark where the step begins;
+/// and the index of the step's first line.
+fn history_lines(
     ticket: &ReviewTicket,
     step: usize,
     unfolded: bool,
     width: usize,
-) -> Vec<Line<'static>> {
-    let mut out = Out::new(width);
-    out.unfolded = unfolded;
-    match ticket.turns.get(step) {
-        Some(turn) => turn_lines(&mut out, turn),
-        None => end_lines(&mut out, ticket),
-    }
-    out.lines
-}
-
-fn turn_lines(out: &mut Out, turn: &ReviewTurn) {
-    match turn.saw.len() {
-        0 => out.text(0, "Saw the system prompt and the ticket.", theme::title()),
-        n => {
-            let responses = plural(n, "tool response", "tool responses");
-            out.text(
-                0,
-                &format!("Saw the ticket and {responses}:"),
-                theme::title(),
-            );
-            for (tool, outcome, text) in &turn.saw {
-                let tool = if tool.is_empty() {
-                    "the host".to_owned()
-                } else {
-                    one_line(tool)
-                };
-                out.line(vec![
-                    Span::raw("  "),
-                    Span::raw(tool),
-                    Span::raw(" · "),
-                    Span::styled(one_line(outcome), label_style(outcome)),
-                ]);
-                out.folded(4, text, theme::untrusted(), SAW_LINES);
-            }
-        }
-    }
-    match &turn.said {
-        Said::Words(words) => {
-            out.text(0, "Said, in words:", theme::title());
-            out.text(2, words, theme::untrusted());
-        }
-        Said::Unreadable { raw, problem } => {
-            out.line(vec![
-                Span::styled("Said: ", theme::title()),
-                Span::styled("something the host could not use", theme::warning()),
-            ]);
-            out.folded(2, raw, theme::untrusted(), RAW_LINES);
-            out.text(2, &format!("problem: {}", clean(problem)), theme::warning());
-        }
-        Said::Call { tool, arguments } => {
-            out.line(vec![
-                Span::styled("Said: call ", theme::title()),
-                Span::styled(one_line(tool), theme::untrusted()),
-            ]);
-            if arguments.is_empty() {
-                out.text(2, "(no arguments)", theme::dim());
-            }
-            for (name, value) in arguments {
-                out.text(
-                    2,
-                    &format!("{} = {}", one_line(name), one_line(value)),
-                    theme::untrusted(),
-                );
-            }
-        }
-    }
-    if let Some((approved, by, unseen)) = &turn.consent {
-        let (answer, style) = if *approved {
-            ("approved", theme::good())
-        } else {
-            ("declined", theme::danger())
-        };
-        out.line(vec![
-            Span::styled("Consent: ", theme::title()),
-            Span::styled(answer, style),
-            Span::raw(format!(" by {}", one_line(by))),
-        ]);
-        if !unseen.is_empty() {
-            let unseen: Vec<String> = unseen.iter().map(|u| one_line(u)).collect();
-            out.text(
-                2,
-                &format!(
-                    "⚠ not in the ticket or any earlier result: {}",
-                    unseen.join(", ")
-                ),
-                theme::warning(),
-            );
-        }
-    }
-    for (server, message, action) in &turn.inputs {
-        out.line(vec![
-            Span::styled("Input request from ", theme::title()),
-            Span::styled(one_line(server), theme::warning()),
-        ]);
-        out.text(2, message, theme::untrusted());
-        out.text(
-            2,
-            &format!("answer: {}", one_line(action)),
-            Style::default(),
-        );
-    }
-    match &turn.outcome {
-        Some((tool, outcome, text, truncated)) => {
-            out.line(vec![
-                Span::styled("Outcome: ", theme::title()),
-                Span::styled(outcome.label(), outcome_style(*outcome)),
-                Span::raw(format!(" from {}", one_line(tool))),
-            ]);
-            out.folded(2, text, theme::untrusted(), OUTCOME_LINES);
-            if *truncated {
-                out.text(
-                    2,
-                    "(cut to the host's size limit before the model saw it)",
-                    theme::dim(),
-                );
-            }
-        }
-        None => match turn.said {
-            Said::Call { .. } => out.text(0, "Outcome: none recorded.", theme::warning()),
-            Said::Words(_) => out.text(0, "These words end the ticket.", theme::dim()),
-            Said::Unreadable { .. } => out.text(
-                0,
-                "The host told the model its answer could not be used.",
-                theme::dim(),
-            ),
-        },
-    }
-}
-
-fn end_lines(out: &mut Out, ticket: &ReviewTicket) {
-    match (&ticket.draft, &ticket.error) {
-        (Some(draft), _) => {
-            out.text(0, "Draft, as staff would send it:", theme::title());
-            out.text(2, draft, theme::untrusted());
-            if ticket.findings.is_empty() {
-                out.line(vec![
-                    Span::styled("Checks: ", theme::title()),
-                    Span::styled("no findings", theme::good()),
-                ]);
+) -> (Vec<Line<'static>>, usize) {
+    let steps = ticket.steps();
+    let last = steps.len().saturating_sub(1);
+    let step = step.min(last);
+    let draw = |lines: &mut Vec<Line<'static>>, entries: &[&Entry]| {
+        for entry in entries {
+            if unfolded {
+                lines.extend(transcript::unfolded_lines(entry, width));
             } else {
-                out.line(vec![
-                    Span::styled("Checks: ", theme::title()),
-                    Span::styled(
-                        format!("{} findings; a person must look", ticket.findings.len()),
-                        theme::danger(),
-                    ),
-                ]);
-                for finding in &ticket.findings {
-                    out.text(2, &format!("✗ {}", clean(finding)), theme::danger());
-                }
+                lines.extend(transcript::lines(entry, width));
             }
         }
-        (None, Some(error)) => {
-            out.text(0, "No draft: the run ended in an error.", theme::danger());
-            out.text(2, error, theme::untrusted());
-        }
-        (None, None) if ticket.stopped_at_turn_limit => {
-            out.text(0, "No draft: stopped at the turn limit.", theme::danger());
-            out.text(
-                2,
-                &format!(
-                    "{} model calls went by without a reply to the customer; a person takes this ticket.",
-                    ticket.turns.len()
-                ),
-                Style::default(),
-            );
-        }
-        (None, None) => out.text(
-            0,
-            "No draft: the recording ends before this ticket finished.",
-            theme::warning(),
-        ),
+    };
+    let mut lines: Vec<Line<'static>> = vec![];
+    for earlier in &steps[..step] {
+        draw(&mut lines, &earlier.entries);
     }
+    // The blank line that parts entries would only push the pane's first line down.
+    let blank = lines.iter().take_while(|l| l.width() == 0).count();
+    lines.drain(..blank);
+    let earlier = !lines.is_empty();
+    if earlier {
+        lines.push(Line::raw(""));
+    }
+    let start = lines.len();
+    if earlier {
+        lines.push(Line::styled(
+            format!("▸{}", step_title(ticket, step).trim_end()),
+            theme::key(),
+        ));
+    }
+    let Some(current) = steps.get(step) else {
+        return (lines, start);
+    };
+    draw(&mut lines, &current.entries);
+    if earlier {
+        // The step's own parting blank line would only sit under its mark.
+        let after_mark = start + 1;
+        let blank = lines[after_mark..]
+            .iter()
+            .take_while(|l| l.width() == 0)
+            .count();
+        lines.drain(after_mark..after_mark + blank);
+    }
+    let ended = current
+        .entries
+        .iter()
+        .any(|e| matches!(e.kind, EntryKind::RunEnded { .. }));
+    if current.turn.is_none() && !ended {
+        lines.push(Line::styled(
+            "The recording ends before this run finished.",
+            theme::warning(),
+        ));
+    }
+    if !earlier {
+        let blank = lines.iter().take_while(|l| l.width() == 0).count();
+        lines.drain(..blank);
+    }
+    (lines, start)
 }
 
 /// `1 refund issued`, `3 refunds issued`.
@@ -677,86 +601,16 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn outcome_style(outcome: Outcome) -> Style {
-    match outcome {
-        Outcome::Result => theme::good(),
-        Outcome::Declined => theme::warning(),
-        Outcome::ToolError | Outcome::UnknownTool | Outcome::Failed => theme::danger(),
-    }
-}
-
-/// The style of an outcome named by its label (as the model saw it).
-fn label_style(label: &str) -> Style {
-    Outcome::ALL
-        .into_iter()
-        .find(|o| o.label() == label)
-        .map_or(Style::default(), outcome_style)
-}
-
-/// Lines laid out for one width: every text is cleaned, wrapped and indented here.
-struct Out {
-    width: usize,
-    unfolded: bool,
-    lines: Vec<Line<'static>>,
-}
-
-impl Out {
-    fn new(width: usize) -> Self {
-        Self {
-            width,
-            unfolded: false,
-            lines: vec![],
-        }
-    }
-
-    /// One line as given (its spans already cleaned); cut at the pane's edge.
-    fn line(&mut self, spans: Vec<Span<'static>>) {
-        self.lines.push(Line::from(spans));
-    }
-
-    fn text(&mut self, indent: usize, text: &str, style: Style) {
-        self.push(indent, text, style, None);
-    }
-
-    /// Like `text`, keeping `keep` lines until the screen is unfolded.
-    fn folded(&mut self, indent: usize, text: &str, style: Style, keep: usize) {
-        self.push(indent, text, style, Some(keep));
-    }
-
-    fn push(&mut self, indent: usize, text: &str, style: Style, keep: Option<usize>) {
-        let indent = indent.min(self.width / 2);
-        let mut wrapped = wrap(&clean(text), self.width - indent);
-        let hidden = match keep {
-            Some(keep) if !self.unfolded && wrapped.len() > keep + 1 => {
-                let hidden = wrapped.len() - keep;
-                wrapped.truncate(keep);
-                hidden
-            }
-            _ => 0,
-        };
-        let pad = " ".repeat(indent);
-        for line in wrapped {
-            self.lines.push(Line::from(vec![
-                Span::raw(pad.clone()),
-                Span::styled(line, style),
-            ]));
-        }
-        if hidden > 0 {
-            let note = format!("{pad}… {hidden} more lines (Enter unfolds)");
-            self.lines.push(Line::styled(note, theme::dim()));
-        }
-    }
-}
-
 /// `items` joined by `separator`, a new line wherever the next item would not fit.
 fn flow(items: &[String], separator: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
     let mut lines: Vec<String> = vec![];
     let mut current = String::new();
     for item in items {
         let joined = format!("{current}{separator}{item}");
         if current.is_empty() {
             current = item.clone();
-        } else if text_width(&joined) <= width {
+        } else if joined.chars().count() <= width {
             current = joined;
         } else {
             lines.extend(wrap(&current, width));
@@ -767,47 +621,6 @@ fn flow(items: &[String], separator: &str, width: usize) -> Vec<String> {
         lines.extend(wrap(&current, width));
     }
     lines
-}
-
-/// Word-wrapped to `width` columns; words longer than a line are cut. Newlines are kept,
-/// and so are runs of spaces inside a line (JSON's indentation).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = vec![];
-    for source in text.split('\n') {
-        let mut current = String::new();
-        let mut current_width = 0;
-        let mut started = false;
-        for word in source.split(' ') {
-            let word_width = text_width(word);
-            if started && current_width + 1 + word_width <= width {
-                current.push(' ');
-                current.push_str(word);
-                current_width += 1 + word_width;
-                continue;
-            }
-            if started {
-                lines.push(std::mem::take(&mut current));
-                current_width = 0;
-            }
-            started = true;
-            for c in word.chars() {
-                let w = text_width(c.encode_utf8(&mut [0; 4]));
-                if current_width + w > width && current_width > 0 {
-                    lines.push(std::mem::take(&mut current));
-                    current_width = 0;
-                }
-                current.push(c);
-                current_width += w;
-            }
-        }
-        lines.push(current);
-    }
-    lines
-}
-
-fn text_width(text: &str) -> usize {
-    Span::raw(text).width()
 }
 
 #[cfg(test)]

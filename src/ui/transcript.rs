@@ -371,3 +371,20 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     out.push(line);
     out
 }
+
+/// The entry's lines with nothing folded: a long tool result in full (review mode's Enter).
+pub fn unfolded_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+    let mut out = lines(entry, width);
+    if let EntryKind::Outcome { text, .. } = &entry.kind {
+        let cleaned = clean(text);
+        let all: Vec<&str> = cleaned.lines().collect();
+        if all.len() > RESULT_LINES {
+            // The last line is the fold note; the rest of the result goes in its place.
+            out.pop();
+            for line in &all[RESULT_LINES..] {
+                push_wrapped(&mut out, line, width.max(10), theme::untrusted(), "    ");
+            }
+        }
+    }
+    out
+}

@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::host::checks::Finding;
-use crate::model::chat::ToolCall;
+use crate::model::chat::{Reply, ToolCall};
 
 fn ticket(id: &str, expected_tool: &str, injected: bool) -> Ticket {
     Ticket {
@@ -143,103 +143,101 @@ fn review_of(events: Vec<Event>, tickets: &[Ticket]) -> Review {
     Review::from_recording("test.jsonl", &recording, tickets)
 }
 
+/// The kinds of a step's entries, for comparing shapes.
+fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
+    step.entries
+        .iter()
+        .map(|e| match e.kind {
+            EntryKind::RunStarted { .. } => "run started",
+            EntryKind::ModelCall { .. } => "model call",
+            EntryKind::Said { .. } => "said",
+            EntryKind::Unreadable { .. } => "unreadable",
+            EntryKind::Call { .. } => "call",
+            EntryKind::Consent { .. } => "consent",
+            EntryKind::Input { .. } => "input",
+            EntryKind::Outcome { .. } => "outcome",
+            EntryKind::Draft { .. } => "draft",
+            EntryKind::RunEnded { .. } => "run ended",
+            EntryKind::Edited { .. } => "edited",
+            EntryKind::Sent { .. } => "sent",
+            EntryKind::HandedOver { .. } => "handed over",
+            EntryKind::Attached { .. } => "attached",
+            EntryKind::Noted { .. } => "noted",
+            EntryKind::NeedsPerson { .. } => "needs person",
+        })
+        .collect()
+}
+
 #[test]
-fn each_turn_shows_what_the_model_saw_said_and_what_came_of_it() {
-    let review = review_of(
-        quote_ticket_events(),
-        &[ticket("T-0009", "quote_refund", false)],
-    );
+fn a_run_carries_the_same_entries_the_live_desk_draws() {
+    let events = quote_ticket_events();
+    let review = review_of(events.clone(), &[ticket("T-0009", "quote_refund", false)]);
     let ticket = &review.tickets[0];
-    let error = (
-        "shop.quote_refund".to_owned(),
-        "tool error".to_owned(),
-        "The shop has no order O-7144.".to_owned(),
+    assert_eq!(ticket.entries, crate::record::transcript::entries(&events));
+    assert!(
+        ticket
+            .entries
+            .iter()
+            .all(|e| e.by.is_none() && e.at.is_none())
     );
-    let listing = (
-        "shop.find_orders".to_owned(),
-        "result".to_owned(),
-        r#"{"orders":[{"order_id":"O-1744"}]}"#.to_owned(),
-    );
-    let empty = (
-        String::new(),
-        "failed".to_owned(),
-        "Your last answer could not be used: your answer was empty.".to_owned(),
-    );
-    assert_eq!(
-        ticket.turns,
-        vec![
-            ReviewTurn {
-                turn: 1,
-                seconds: 4.25,
-                saw: vec![],
-                said: Said::Call {
-                    tool: "shop.quote_refund".to_owned(),
-                    arguments: vec![
-                        ("order_id".to_owned(), "\"O-7144\"".to_owned()),
-                        ("reason".to_owned(), "\"crack\"".to_owned()),
-                    ],
-                },
-                consent: None,
-                inputs: vec![],
-                outcome: Some((
-                    "shop.quote_refund".to_owned(),
-                    Outcome::ToolError,
-                    "The shop has no order O-7144.".to_owned(),
-                    false
-                )),
-            },
-            ReviewTurn {
-                turn: 2,
-                seconds: 4.25,
-                saw: vec![error.clone()],
-                said: Said::Call {
-                    tool: "shop.find_orders".to_owned(),
-                    arguments: vec![("customer_id".to_owned(), "\"C-0129\"".to_owned())],
-                },
-                consent: None,
-                inputs: vec![],
-                outcome: Some((
-                    "shop.find_orders".to_owned(),
-                    Outcome::Result,
-                    r#"{"orders": [{"order_id": "O-1744"}]}"#.to_owned(),
-                    false
-                )),
-            },
-            ReviewTurn {
-                turn: 3,
-                seconds: 3.5,
-                saw: vec![error.clone(), listing.clone()],
-                said: Said::Unreadable {
-                    raw: "\n".to_owned(),
-                    problem: "your answer was empty".to_owned(),
-                },
-                consent: None,
-                inputs: vec![],
-                outcome: None,
-            },
-            ReviewTurn {
-                turn: 4,
-                seconds: 3.5,
-                saw: vec![error, listing, empty],
-                said: Said::Words("Please check order O-1744.".to_owned()),
-                consent: None,
-                inputs: vec![],
-                outcome: None,
-            },
-        ]
-    );
-    assert_eq!(ticket.draft.as_deref(), Some("Please check order O-1744."));
     assert_eq!(
         (ticket.subject.as_str(), ticket.customer.as_str()),
         ("mug pair refund?", "C-0129")
     );
+    assert_eq!(ticket.model_calls(), 4);
     assert!(ticket.has_error(), "a tool error");
     assert!(!ticket.has_consent());
-    assert!(ticket.touches_refunds());
+    assert!(ticket.touches_refunds(), "a refund was quoted");
 }
 
 #[test]
-fn consent_and_input_requests_attach_to_the_turn_of_their_call() {
+fn each_model_call_is_a_step_and_the_run_start_comes_before_turn_1() {
+    let review = review_of(
+        quote_ticket_events(),
+        &[ticket("T-0009", "quote_refund", false)],
+    );
+    let steps = review.tickets[0].steps();
+    let turns: Vec<Option<u32>> = steps.iter().map(|s| s.turn).collect();
+    assert_eq!(turns, [Some(1), Some(2), Some(3), Some(4), None]);
+    assert_eq!(
+        kinds(&steps[0]),
+        ["run started", "model call", "call", "outcome"]
+    );
+    assert_eq!(kinds(&steps[1]), ["model call", "call", "outcome"]);
+    assert_eq!(kinds(&steps[2]), ["model call", "unreadable"]);
+    assert_eq!(kinds(&steps[3]), ["model call", "said"]);
+    assert_eq!(kinds(&steps[4]), ["draft", "run ended"]);
+}
+
+#[test]
+fn what_people_did_after_the_run_belongs_to_its_end() {
+    let mut events = quote_ticket_events();
+    events.push(Event::DraftEdited {
+        ticket: "T-0009".to_owned(),
+        by: "dana".to_owned(),
+        text: "Your refund of EUR 99.00 is on its way.".to_owned(),
+        findings: vec![Finding::RefundPromisedWithoutRefund {
+            phrase: "refund of EUR 99.00 is on its way".to_owned(),
+        }],
+    });
+    events.push(Event::Noted {
+        ticket: "T-0009".to_owned(),
+        by: "dana".to_owned(),
+        text: "called the customer".to_owned(),
+    });
+    let review = review_of(events, &[ticket("T-0009", "quote_refund", false)]);
+    let ticket = &review.tickets[0];
+    let steps = ticket.steps();
+    assert_eq!(
+        kinds(&steps[steps.len() - 1]),
+        ["draft", "run ended", "edited", "noted"]
+    );
+    assert_eq!(ticket.findings().len(), 1, "the person's edit is checked");
+    assert!(ticket.findings()[0].contains("promises a refund"));
+}
+
+#[test]
+fn consent_and_input_requests_join_the_step_of_their_call() {
     let mut events = call("T-0008", 1, "shop.issue_refund", json!({"quote_id": "Q-1"}));
     events.push(Event::Consent {
         ticket: "T-0008".to_owned(),
@@ -276,22 +274,14 @@ fn consent_and_input_requests_attach_to_the_turn_of_their_call() {
     events.push(done("T-0008", 2, false));
     let review = review_of(events, &[ticket("T-0008", "issue_refund", true)]);
     let ticket = &review.tickets[0];
+    let steps = ticket.steps();
     assert_eq!(
-        ticket.turns[0].consent,
-        Some((true, "script".to_owned(), vec!["quote_id=Q-1".to_owned()]))
+        kinds(&steps[0]),
+        ["model call", "call", "consent", "input", "outcome"]
     );
-    assert_eq!(
-        ticket.turns[0].inputs,
-        vec![(
-            "shop".to_owned(),
-            "Release EUR 180.00?".to_owned(),
-            "accept: release = false, note = \"too much\"".to_owned()
-        )]
-    );
-    assert_eq!(ticket.turns[1].consent, None);
-    assert_eq!(ticket.findings.len(), 1);
-    assert!(ticket.findings[0].contains("promises a refund"));
-    assert!(ticket.injected && ticket.has_consent() && ticket.has_error());
+    assert_eq!(kinds(&steps[1]), ["model call", "said"]);
+    assert_eq!(ticket.findings().len(), 1);
+    assert!(ticket.has_consent() && ticket.has_error() && ticket.touches_refunds());
 }
 
 #[test]
@@ -319,42 +309,32 @@ fn a_ticket_that_ran_out_of_turns_has_no_draft_and_counts_as_an_error() {
     events.push(done("T-0007", 2, true));
     let review = review_of(events, &[ticket("T-0007", "find_products", false)]);
     let ticket = &review.tickets[0];
-    assert_eq!(ticket.draft, None);
-    assert!(ticket.stopped_at_turn_limit && ticket.has_error());
+    let steps = ticket.steps();
+    assert_eq!(kinds(&steps[2]), ["run ended"], "no draft at the end");
+    assert!(ticket.has_error());
     assert!(!ticket.touches_refunds() && !ticket.has_consent());
-    assert_eq!(
-        ticket.turns[1].said,
-        Said::Unreadable {
-            raw: "{{".to_owned(),
-            problem: "not JSON".to_owned()
-        }
-    );
 }
 
 #[test]
-fn long_json_results_get_one_field_per_line_and_short_parts_stay_on_one() {
-    let text = r#"{"customer_id":"C-0129","orders":[{"order_id":"O-2456","placed_on":"2026-06-25","status":"shipped","total":"69.00","skus":["KG-1034"]},{"order_id":"O-1744","status":"delivered"}]}"#;
-    assert_eq!(
-        pretty(text),
-        r#"{
-  "customer_id": "C-0129",
-  "orders": [
-    {
-      "order_id": "O-2456",
-      "placed_on": "2026-06-25",
-      "status": "shipped",
-      "total": "69.00",
-      "skus": ["KG-1034"]
-    },
-    {"order_id": "O-1744", "status": "delivered"}
-  ]
-}"#
+fn a_ticket_tagged_for_a_refund_that_never_asked_for_one_is_not_a_refund_run() {
+    let mut events = call(
+        "T-0013",
+        1,
+        "shop.find_orders",
+        json!({"customer_id": "C-1"}),
     );
-    assert_eq!(
-        pretty("The shop has no order O-7144."),
-        "The shop has no order O-7144."
+    events.push(outcome(
+        "T-0013",
+        1,
+        "shop.find_orders",
+        Outcome::Result,
+        "[]",
+    ));
+    let review = review_of(events, &[ticket("T-0013", "issue_refund", true)]);
+    assert!(
+        !review.tickets[0].touches_refunds(),
+        "the data set's tag is not the desk's to know"
     );
-    assert_eq!(pretty("42"), "42");
 }
 
 #[test]
@@ -376,8 +356,8 @@ fn tickets_come_in_id_order_and_one_the_shop_lacks_still_shows() {
 fn the_committed_recording_shows_each_run_of_a_ticket_on_its_own() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
     let review = Review::open(&path).expect("the committed recording reads");
-    let turns: usize = review.tickets.iter().map(|t| t.turns.len()).sum();
-    assert_eq!(turns, review.summary.model_calls);
+    let calls: usize = review.tickets.iter().map(ReviewTicket::model_calls).sum();
+    assert_eq!(calls, review.summary.model_calls);
     let t0003: Vec<&ReviewTicket> = review
         .tickets
         .iter()
@@ -387,12 +367,11 @@ fn the_committed_recording_shows_each_run_of_a_ticket_on_its_own() {
         t0003.len() > 1,
         "the queue's run and the person's prompt runs"
     );
-    assert_eq!(t0003[0].request, None, "the queue's run comes first");
+    assert_eq!(t0003[0].request(), None, "the queue's run comes first");
     assert!(
-        t0003[1..].iter().all(|t| t
-            .request
-            .as_deref()
-            .is_some_and(|r| r.contains("shop.refund_order"))),
+        t0003[1..]
+            .iter()
+            .all(|t| t.request().is_some_and(|r| r.contains("shop.refund_order"))),
         "each later run carries the person's request"
     );
     let ids: Vec<&str> = review.tickets.iter().map(|t| t.ticket.as_str()).collect();
@@ -401,29 +380,33 @@ fn the_committed_recording_shows_each_run_of_a_ticket_on_its_own() {
 
 /// A real run of the local model over the queue, kept as a fixture (tests/fixtures/README.md).
 #[test]
-fn a_real_recording_has_48_tickets_whose_turns_add_up_to_its_model_calls() {
+fn a_real_recording_has_48_tickets_whose_entries_add_up_to_its_figures() {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ticket-runs-2026-11-29.jsonl");
     let review = Review::open(&path).expect("the fixture recording reads");
     assert_eq!(review.tickets.len(), 48);
-    let turns: usize = review.tickets.iter().map(|t| t.turns.len()).sum();
-    assert_eq!(turns, review.summary.model_calls);
+    let calls: usize = review.tickets.iter().map(ReviewTicket::model_calls).sum();
+    assert_eq!(calls, review.summary.model_calls);
     assert_eq!(review.summary.model_calls, 131);
     assert_eq!(
         review.model,
         "qwen2.5-coder-1.5b-instruct via openai:http://127.0.0.1:8089/v1 (recipe llama_cpp_prefill), temperature 0.7, seed 4217"
     );
-    let outcomes: usize = review
-        .tickets
-        .iter()
-        .flat_map(|t| &t.turns)
-        .filter(|t| t.outcome.is_some())
+    let entries = || review.tickets.iter().flat_map(|t| &t.entries);
+    let outcomes = entries()
+        .filter(|e| matches!(e.kind, EntryKind::Outcome { .. }))
         .count();
     assert_eq!(outcomes, review.summary.tool_calls);
-    let stopped = review
-        .tickets
-        .iter()
-        .filter(|t| t.stopped_at_turn_limit)
+    let stopped = entries()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EntryKind::RunEnded {
+                    stopped_at_turn_limit: true,
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(stopped, review.summary.stopped_at_turn_limit);
     let t0009 = review
@@ -431,8 +414,42 @@ fn a_real_recording_has_48_tickets_whose_turns_add_up_to_its_model_calls() {
         .iter()
         .find(|t| t.ticket == "T-0009")
         .expect("T-0009 was worked");
-    assert_eq!(
-        t0009.turns[0].outcome.as_ref().map(|o| o.1),
-        Some(Outcome::ToolError)
-    );
+    let first = t0009.steps().into_iter().next().expect("a first step");
+    assert!(first.entries.iter().any(|e| matches!(
+        e.kind,
+        EntryKind::Outcome {
+            outcome: Outcome::ToolError,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn a_desk_record_reads_with_who_did_each_thing_and_when() {
+    fn fixed_clock() -> i64 {
+        1_796_117_400_000
+    }
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("desk.sqlite");
+    let mut events = quote_ticket_events();
+    events.push(Event::Noted {
+        ticket: "T-0009".to_owned(),
+        by: "dana".to_owned(),
+        text: "called the customer".to_owned(),
+    });
+    {
+        let record = crate::record::DeskRecord::open(&path, None, "dana", &[])
+            .expect("a new record")
+            .with_clock(fixed_clock);
+        for event in &events {
+            record.append(event).expect("the record takes it");
+        }
+    }
+    let review = Review::open_record(&path).expect("the record reads");
+    let expected: Vec<Entry> = events
+        .iter()
+        .flat_map(|e| crate::record::transcript::entries_of(e, Some("dana"), Some(fixed_clock())))
+        .collect();
+    assert_eq!(review.tickets.len(), 1);
+    assert_eq!(review.tickets[0].entries, expected);
 }
