@@ -266,16 +266,11 @@ async fn work(
     let mut summary = None;
     while let Some(event) = events.recv().await {
         match event {
-            HostEvent::Happened {
-                ticket,
-                state:
-                    crate::record::TicketState {
-                        reason: Some(reason),
-                        state: crate::record::Lifecycle::NeedsPerson,
-                        ..
-                    },
-                ..
-            } => tracing::info!(%ticket, %reason, "needs a person"),
+            HostEvent::Happened { ticket, state, .. }
+                if state.state == crate::record::Lifecycle::NeedsPerson =>
+            {
+                tracing::info!(%ticket, reason = ?state.reason, "needs a person")
+            }
             HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
             HostEvent::QueueFinished(done) => {
                 summary = Some(done);

@@ -245,7 +245,7 @@ impl Host {
             let _ = self.events.send(HostEvent::Happened {
                 ticket: ticket.to_owned(),
                 entries: entries_of(&event, Some(&stored.by), Some(stored.at)),
-                state,
+                state: Box::new(state),
             });
         }
         Ok(())

@@ -17,7 +17,7 @@ pub enum HostEvent {
     Happened {
         ticket: String,
         entries: Vec<Entry>,
-        state: TicketState,
+        state: Box<TicketState>,
     },
     /// Every server's prompts, for the person's picker.
     Prompts(Vec<PromptInfo>),

@@ -357,7 +357,7 @@ impl App {
                     *done += 1;
                 }
                 self.transcripts.entry(ticket).or_default().extend(entries);
-                self.apply_state(state);
+                self.apply_state(*state);
             }
             HostEvent::QueueFinished(summary) => {
                 self.message = Some(format!(

@@ -90,10 +90,13 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
         }
         EntryKind::Unreadable { raw, problem, .. } => {
-            lines.push(Line::styled(
-                format!("model's answer could not be used: {}", one_line(problem)),
+            push_wrapped(
+                lines,
+                &format!("model's answer could not be used: {}", one_line(problem)),
+                width,
                 theme::warning(),
-            ));
+                "",
+            );
             push_wrapped(lines, &clean(raw), width, theme::untrusted(), "  ");
         }
         EntryKind::Call {
@@ -185,10 +188,7 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
         }
         EntryKind::Draft { text, findings } => {
             lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                "Draft reply (e edits and sends):",
-                theme::title(),
-            ));
+            lines.push(Line::styled("Draft reply:", theme::title()));
             push_wrapped(lines, &clean(text), width, Style::default(), "  ");
             push_findings(lines, findings, width);
         }

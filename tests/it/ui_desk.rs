@@ -93,7 +93,7 @@ pub fn happen(app: &mut App, record: &DeskRecord, event: Event) {
     app.on_host(HostEvent::Happened {
         ticket: event.ticket().expect("a ticket's event").to_owned(),
         entries: entries_of(&event, Some(&stored.by), Some(stored.at)),
-        state: appended.state.expect("a ticket's state"),
+        state: Box::new(appended.state.expect("a ticket's state")),
     });
 }
 

@@ -205,7 +205,8 @@ fn each_model_call_is_a_step_and_the_run_start_comes_before_turn_1() {
     );
     assert_eq!(kinds(&steps[1]), ["model call", "call", "outcome"]);
     assert_eq!(kinds(&steps[2]), ["model call", "unreadable"]);
-    assert_eq!(kinds(&steps[3]), ["model call", "said"]);
+    // Words are the draft: shown once, as the draft at the end.
+    assert_eq!(kinds(&steps[3]), ["model call"]);
     assert_eq!(kinds(&steps[4]), ["draft", "run ended"]);
 }
 
@@ -279,7 +280,7 @@ fn consent_and_input_requests_join_the_step_of_their_call() {
         kinds(&steps[0]),
         ["model call", "call", "consent", "input", "outcome"]
     );
-    assert_eq!(kinds(&steps[1]), ["model call", "said"]);
+    assert_eq!(kinds(&steps[1]), ["model call"]);
     assert_eq!(ticket.findings().len(), 1);
     assert!(ticket.has_consent() && ticket.has_error() && ticket.touches_refunds());
 }

@@ -642,7 +642,7 @@ fn a_ticket_reads_the_same_in_review_mode_as_on_the_live_desk() {
         app.on_host(crate::host::events::HostEvent::Happened {
             ticket: "T-0001".to_owned(),
             entries: entries_of(event, Some(&stored.by), Some(stored.at)),
-            state: appended.state.expect("a ticket's state"),
+            state: Box::new(appended.state.expect("a ticket's state")),
         });
     }
     assert_eq!(
