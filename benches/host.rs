@@ -40,8 +40,7 @@ use support_desk::host::servers::{Live, ServerConn};
 use support_desk::model::Model;
 use support_desk::model::replay::ReplayModel;
 use support_desk::recording::Recorder;
-use support_desk::shop::ShopWorld;
-use support_desk::shop::data::Ticket;
+use support_desk::tickets::Ticket;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
@@ -250,7 +249,7 @@ async fn start_host(config: DeskConfig, model: Model, recorder: Option<Recorder>
     Host::start(
         config,
         model,
-        ShopWorld::bundled().tickets,
+        support_desk::tickets::bundled(),
         Storage::default(),
         recorder,
         questions_tx,

@@ -11,8 +11,7 @@ use support_desk::host::api::Outcome;
 use support_desk::host::events::HostEvent;
 use support_desk::record::TicketState;
 use support_desk::record::transcript::{Entry, EntryKind};
-use support_desk::shop::ShopWorld;
-use support_desk::shop::data::Ticket;
+use support_desk::tickets::Ticket;
 use support_desk::ui::app::App;
 use support_desk::ui::render::render;
 
@@ -21,7 +20,7 @@ pub const TRANSCRIPT: usize = 1_000;
 
 /// The bundled tickets, repeated under new IDs until the queue holds `count`.
 pub fn synthetic_queue(count: usize) -> Vec<Ticket> {
-    let bundled = ShopWorld::bundled().tickets;
+    let bundled = support_desk::tickets::bundled();
     (0..count)
         .map(|i| {
             let mut ticket = bundled[i % bundled.len()].clone();

@@ -20,7 +20,7 @@ use crate::model::Model;
 use crate::model::openai::OpenAiChat;
 use crate::model::replay::ReplayModel;
 use crate::recording::{Event, Manifest, Recorder, Recording};
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 /// Who a scripted run's events are by, in the desk's record.
 pub const RUN_PERSON: &str = "script";
@@ -59,7 +59,7 @@ fn scripted_accept(kind: &FormKind) -> FormAnswer {
     let FormKind::Fields(fields) = kind else {
         return FormAnswer::Accept(BTreeMap::new());
     };
-    let mut values = crate::host::form::defaults(fields);
+    let mut values = crate::host::form_checks::defaults(fields);
     for field in fields {
         if values.contains_key(&field.name) {
             continue;
@@ -136,21 +136,14 @@ pub fn summarize(path: &Path) -> anyhow::Result<Summary> {
         .unwrap_or_default();
     Ok(Summary::from_events(
         &recording.events,
-        &crate::shop::ShopWorld::bundled().tickets,
+        &crate::tickets::bundled(),
         &allow,
     ))
 }
 
 /// The tickets a config names.
 pub fn load_tickets(config: &DeskConfig) -> anyhow::Result<Vec<Ticket>> {
-    match config.tickets.source.as_str() {
-        "bundled" => Ok(crate::shop::ShopWorld::bundled().tickets),
-        path => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading tickets from {path}"))?;
-            serde_json::from_str(&text).with_context(|| format!("{path} is not a tickets.json"))
-        }
-    }
+    Ok(crate::tickets::load(&config.tickets.source)?)
 }
 
 /// Where the desk keeps its state: `--data-dir`, `SUPPORT_DESK_DATA_DIR`, or the user's data dir.

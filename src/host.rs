@@ -9,6 +9,7 @@ pub mod consent;
 pub mod core;
 pub mod events;
 pub mod form;
+pub mod form_checks;
 pub mod names;
 mod people;
 pub mod prompt;

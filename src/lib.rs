@@ -17,5 +17,6 @@ pub mod record;
 pub mod recording;
 pub mod serve;
 pub mod shop;
+pub mod tickets;
 pub mod tls;
 pub mod ui;

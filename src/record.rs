@@ -19,7 +19,7 @@ use serde::Serialize;
 pub use state::{Lifecycle, TicketState};
 pub use store::{Appended, DeskRecord, RecordError, Stored};
 
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 /// The record's file in a data directory.
 pub const RECORD_FILE: &str = "desk.sqlite3";

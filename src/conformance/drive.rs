@@ -13,7 +13,6 @@ use super::{Context, Scenario, ToolCall};
 use crate::config::{DeskConfig, Limits, ServerConfig};
 use crate::host::api::{ConsentAnswer, FormAnswer, FormKind, Outcome, Question};
 use crate::host::calls::{self, CallPlan};
-use crate::host::form;
 use crate::host::servers::{Live, ServerConn};
 
 /// The prefix the scenario's server gets, as a config would give it.
@@ -114,7 +113,9 @@ async fn answer_with_defaults(mut asked: mpsc::Receiver<Question>) {
         match question {
             Question::Form(pending) => {
                 let answer = match &pending.ask.kind {
-                    FormKind::Fields(fields) => FormAnswer::Accept(form::defaults(fields)),
+                    FormKind::Fields(fields) => {
+                        FormAnswer::Accept(crate::host::form_checks::defaults(fields))
+                    }
                     FormKind::Url { .. } => FormAnswer::Decline,
                 };
                 tracing::info!(message = %pending.ask.message, ?answer, "answered a form");

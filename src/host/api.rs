@@ -2,11 +2,20 @@
 //! in `run`): `Command` in, `HostEvent` out, and for each question a one-shot reply.
 //!
 //! Everything here is plain data. Protocol types (rmcp, JSON) are turned into these before
-//! they cross, so the UI never needs to know MCP.
+//! they cross, so the UI never needs to know MCP. This module is the host's whole face: the
+//! desk's UI and the headless driver import nothing else of the host (CI checks the UI).
 
 use std::collections::BTreeMap;
 
 use tokio::sync::oneshot;
+
+pub use super::checks::Finding;
+pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
+pub use super::form_checks::{FieldProblem, defaults, validate};
+pub use super::task::HostHandle;
+pub use crate::record::transcript::{Entry, EntryKind};
+pub use crate::record::{Lifecycle, TicketState, rfc3339};
+pub use crate::tickets::Ticket;
 
 /// A ticket's ID as the shop writes it (`T-0009`).
 pub type TicketId = String;

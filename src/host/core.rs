@@ -20,7 +20,7 @@ use crate::model::Model;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, RecordError, TicketState};
 use crate::recording::{Event, Recorder};
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 pub struct Host {
     pub config: DeskConfig,

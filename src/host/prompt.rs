@@ -4,7 +4,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::model::chat::ToolSpec;
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 /// A document the host put into the context, with where it came from.
 #[derive(Debug, Clone, PartialEq)]

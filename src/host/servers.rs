@@ -119,7 +119,7 @@ impl HostClient {
         }
         if let (FormAnswer::Accept(values), super::api::FormKind::Fields(fields)) =
             (&answer, &ask.kind)
-            && let Err(problems) = form::validate(fields, values)
+            && let Err(problems) = crate::host::form_checks::validate(fields, values)
         {
             tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
             return ElicitResult::new(ElicitationAction::Cancel);

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::api::Outcome;
 use super::checks::Finding;
 use crate::recording::Event;
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Score {

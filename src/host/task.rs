@@ -14,7 +14,7 @@ use crate::config::DeskConfig;
 use crate::model::Model;
 use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
 use crate::recording::{Manifest, Recorder};
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 /// The driver's ends of the channels.
 pub struct HostHandle {

@@ -21,7 +21,7 @@ use crate::host::prompt;
 use crate::model::chat::ToolSpec;
 use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, tool_response_block};
 use crate::recording::Event;
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 impl Host {
     /// Works a list of tickets (all when empty), `concurrency` at a time.

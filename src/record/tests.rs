@@ -447,7 +447,7 @@ fn a_record_of_a_newer_schema_is_refused_naming_the_file() {
 fn the_queue_shows_a_run_no_desk_is_working_on_as_needing_a_person() {
     let record = DeskRecord::in_memory("dana", &allow()).expect("record");
     record.append(&started("T-0001")).expect("appended");
-    let tickets = crate::shop::ShopWorld::bundled().tickets;
+    let tickets = crate::tickets::bundled();
     let states = record.states().expect("states");
     let live = queue(&tickets[..2], &states, true, &allow());
     assert_eq!(

@@ -15,7 +15,7 @@ use super::reader::{ReadError, Recording};
 use crate::host::api::Outcome;
 use crate::host::summary::Summary;
 use crate::record::transcript::{Entry, EntryKind, entries_of};
-use crate::shop::data::Ticket;
+use crate::tickets::Ticket;
 
 /// A whole recorded run, ready to step through.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,11 +114,10 @@ impl Review {
     /// tickets.
     pub fn open(path: &Path) -> Result<Self, ReadError> {
         let recording = Recording::read(path)?;
-        let world = crate::shop::ShopWorld::bundled();
         Ok(Self::from_recording(
             &path.display().to_string(),
             &recording,
-            &world.tickets,
+            &crate::tickets::bundled(),
         ))
     }
 }
@@ -139,12 +138,11 @@ impl Review {
                 }
             }
         }
-        let world = crate::shop::ShopWorld::bundled();
         Ok(Self::stamped(
             &path.display().to_string(),
             &recording,
             &stamps,
-            &world.tickets,
+            &crate::tickets::bundled(),
         ))
     }
 }

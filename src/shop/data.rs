@@ -136,25 +136,6 @@ impl Order {
     }
 }
 
-/// A customer's message as it arrived, with what the shop knows about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Ticket {
-    pub ticket_id: String,
-    pub customer_id: String,
-    /// The order the ticket is really about, even when the customer wrote a wrong number.
-    pub order_id: Option<String>,
-    pub received_at: String,
-    pub subject: String,
-    pub body: String,
-    /// The tool a correct agent calls first (see `assets/shop/README.md` for the rule).
-    pub expected_tool: String,
-    /// The text carries instructions aimed at an agent.
-    pub injected: bool,
-    /// IDs in the text that are deliberately wrong, normalised (`O-7144`).
-    pub wrong_ids: Vec<String>,
-}
-
 /// One of the shop's policies, served as a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
@@ -200,7 +181,6 @@ pub struct ShopWorld {
     pub products: Vec<Product>,
     pub customers: Vec<Customer>,
     pub orders: Vec<Order>,
-    pub tickets: Vec<Ticket>,
     pub policies: Vec<Policy>,
     products_by_sku: BTreeMap<String, usize>,
 }
@@ -227,7 +207,6 @@ impl ShopWorld {
             bundled_file!("products.json"),
             bundled_file!("customers.json"),
             bundled_file!("orders.json"),
-            bundled_file!("tickets.json"),
             BUNDLED_POLICIES.map(str::to_owned),
         )
         .expect("the bundled shop data parses: tests/it/shop_data.rs checks it")
@@ -254,7 +233,6 @@ impl ShopWorld {
             &read("products.json")?,
             &read("customers.json")?,
             &read("orders.json")?,
-            &read("tickets.json")?,
             policies,
         )
     }
@@ -263,7 +241,6 @@ impl ShopWorld {
         products: &str,
         customers: &str,
         orders: &str,
-        tickets: &str,
         policies: [String; 6],
     ) -> Result<Self, WorldError> {
         fn json<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, WorldError> {
@@ -291,7 +268,6 @@ impl ShopWorld {
             products,
             customers: json("customers.json", customers)?,
             orders: json("orders.json", orders)?,
-            tickets: json("tickets.json", tickets)?,
             policies,
             products_by_sku,
         })
@@ -305,10 +281,6 @@ impl ShopWorld {
 
     pub fn customer(&self, customer_id: &str) -> Option<&Customer> {
         self.customers.iter().find(|c| c.customer_id == customer_id)
-    }
-
-    pub fn ticket(&self, ticket_id: &str) -> Option<&Ticket> {
-        self.tickets.iter().find(|t| t.ticket_id == ticket_id)
     }
 
     pub fn policy(&self, name: &str) -> Option<&Policy> {

@@ -12,13 +12,10 @@ use super::modals::form::FormModal;
 use super::modals::note::NoteInput;
 use super::review::{ReviewKey, ReviewScreen};
 use crate::host::api::{
-    Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FieldValue, FormAnswer, FormAsk,
-    FormKind, Pending, PersonPrompt, Question, ServerSummary,
+    Command, ConsentAnswer, ConsentAsk, Entry, EntryKind, Field, FieldKind, FieldValue, FormAnswer,
+    FormAsk, FormKind, HostEvent, Lifecycle, Pending, PersonPrompt, PromptInfo, Question,
+    ResourceInfo, ServerSummary, Ticket, TicketState, rfc3339,
 };
-use crate::host::events::{HostEvent, PromptInfo, ResourceInfo};
-use crate::record::transcript::Entry;
-use crate::record::{Lifecycle, TicketState};
-use crate::shop::data::Ticket;
 
 /// Where a ticket stands, as the queue shows it: its state in the record, or the question it
 /// waits on at this desk.
@@ -347,12 +344,9 @@ impl App {
             } => {
                 if let Some((done, _)) = &mut self.queue_run
                     && state.run.is_none()
-                    && entries.iter().any(|e| {
-                        matches!(
-                            e.kind,
-                            crate::record::transcript::EntryKind::RunEnded { .. }
-                        )
-                    })
+                    && entries
+                        .iter()
+                        .any(|e| matches!(e.kind, EntryKind::RunEnded { .. }))
                 {
                     *done += 1;
                 }
@@ -615,7 +609,7 @@ impl App {
                 "{} was sent by {} at {}; a sent reply cannot be changed",
                 item.ticket.ticket_id,
                 sent.by,
-                crate::record::rfc3339(sent.at)
+                rfc3339(sent.at)
             ));
             return;
         }

@@ -10,7 +10,7 @@ use super::app::{App, Modal, Picker, PickerKind, QueueItem, Status, queue_offset
 use super::sanitize::{clean, one_line};
 use super::theme;
 use super::transcript::{self, push_wrapped, wrap};
-use crate::record::{Lifecycle, rfc3339};
+use crate::host::api::{Lifecycle, rfc3339};
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();

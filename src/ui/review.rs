@@ -22,7 +22,7 @@ use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph};
 use super::sanitize::{clean, one_line};
 use super::theme;
 use super::transcript::{self, push_wrapped, wrap};
-use crate::record::transcript::{Entry, EntryKind};
+use crate::host::api::{Entry, EntryKind};
 use crate::recording::review::{Review, ReviewTicket};
 
 /// What the screen's owner does after a key.

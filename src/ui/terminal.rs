@@ -20,8 +20,8 @@ use super::app::App;
 use super::render::{queue_area, render};
 use super::review::{ReviewKey, ReviewScreen};
 use crate::host::api::Command;
-use crate::host::events::HostEvent;
-use crate::host::task::HostHandle;
+use crate::host::api::HostEvent;
+use crate::host::api::HostHandle;
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 

@@ -9,9 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::sanitize::{clean, one_line};
 use super::theme;
-use crate::host::api::Outcome;
-use crate::record::rfc3339;
-use crate::record::transcript::{Entry, EntryKind};
+use crate::host::api::{Entry, EntryKind, Outcome, rfc3339};
 
 /// Lines of a tool result shown before the rest is folded.
 pub const RESULT_LINES: usize = 12;

@@ -17,8 +17,8 @@ use std::path::Path;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Map, Value};
+use support_desk::host::api::validate;
 use support_desk::host::api::{Choice, Field, FieldKind, FieldValue, TextFormat};
-use support_desk::host::form::validate;
 use support_desk::model::textcalls::{TextCall, parse_text_call, write_text_call};
 use support_desk::recording::{Event, Recording};
 

@@ -14,7 +14,6 @@ use support_desk::host::api::{
 use support_desk::host::checks::Finding;
 use support_desk::host::core::{Host, Storage, TicketRun};
 use support_desk::recording::{Event, Recorder};
-use support_desk::shop::ShopWorld;
 use tokio::sync::mpsc;
 
 use crate::fixture::serve_fixture;
@@ -168,7 +167,7 @@ pub async fn harness(setup: Setup) -> Harness {
     let host = Host::start(
         config,
         built,
-        ShopWorld::bundled().tickets,
+        support_desk::tickets::bundled(),
         storage,
         recorder,
         questions_tx,

@@ -48,8 +48,7 @@ fn quote_id(text: &str) -> Option<String> {
 /// the rest a look at the customer's orders. In `KILLED_IN`, once, it holds its reply after
 /// the refund until `released`, so the test can kill the run right there.
 fn refunding_brain(released: Arc<AtomicBool>) -> Brain {
-    let tickets: BTreeMap<String, _> = ShopWorld::bundled()
-        .tickets
+    let tickets: BTreeMap<String, _> = support_desk::tickets::bundled()
         .into_iter()
         .map(|t| (t.ticket_id.clone(), t))
         .collect();

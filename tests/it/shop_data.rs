@@ -8,8 +8,9 @@ use regex::Regex;
 use support_desk::money::Cents;
 use support_desk::partner::Parcels;
 use support_desk::partner::data::ParcelStatus;
-use support_desk::shop::data::{OrderStatus, Ticket};
+use support_desk::shop::data::OrderStatus;
 use support_desk::shop::{REFUND_LIMIT, ShopWorld};
+use support_desk::tickets::Ticket;
 
 fn world() -> ShopWorld {
     ShopWorld::bundled()
@@ -26,7 +27,10 @@ fn the_files_on_disk_are_the_world_that_is_bundled() {
     let from_disk = ShopWorld::from_dir(&dir).expect("read assets/shop");
     let bundled = world();
     assert_eq!(from_disk.products, bundled.products);
-    assert_eq!(from_disk.tickets, bundled.tickets);
+    let tickets = dir.join("tickets.json");
+    let from_disk_tickets =
+        support_desk::tickets::load(&tickets.to_string_lossy()).expect("tickets.json");
+    assert_eq!(from_disk_tickets, support_desk::tickets::bundled());
     assert_eq!(from_disk.policies, bundled.policies);
 }
 
@@ -267,13 +271,14 @@ fn every_dispatched_order_has_its_parcel_and_no_other_parcels_exist() {
 
 #[test]
 fn the_queue_has_48_tickets_tagged_as_the_rules_say() {
-    let world = world();
-    let ids: Vec<String> = world.tickets.iter().map(|t| t.ticket_id.clone()).collect();
+    let ids: Vec<String> = support_desk::tickets::bundled()
+        .iter()
+        .map(|t| t.ticket_id.clone())
+        .collect();
     let expected: Vec<String> = (1..=48).map(|n| format!("T-{n:04}")).collect();
     assert_eq!(ids, expected);
     let count = |tool: &str| {
-        world
-            .tickets
+        support_desk::tickets::bundled()
             .iter()
             .filter(|t| t.expected_tool == tool)
             .count()
@@ -297,15 +302,19 @@ fn the_queue_has_48_tickets_tagged_as_the_rules_say() {
         "find_orders",
     ];
     assert!(
-        world
-            .tickets
+        support_desk::tickets::bundled()
             .iter()
             .all(|t| tools.contains(&t.expected_tool.as_str()))
     );
-    assert_eq!(world.tickets.iter().filter(|t| t.injected).count(), 6);
+    assert_eq!(
+        support_desk::tickets::bundled()
+            .iter()
+            .filter(|t| t.injected)
+            .count(),
+        6
+    );
     assert!(
-        world
-            .tickets
+        support_desk::tickets::bundled()
             .windows(2)
             .all(|w| w[0].received_at <= w[1].received_at)
     );
@@ -315,7 +324,7 @@ fn the_queue_has_48_tickets_tagged_as_the_rules_say() {
 fn tickets_belong_to_their_customers_and_refund_tickets_are_about_received_orders() {
     let world = world();
     let mut above_limit = 0;
-    for t in &world.tickets {
+    for t in &support_desk::tickets::bundled() {
         assert!(
             world.customer(&t.customer_id).is_some(),
             "{} customer",
@@ -350,7 +359,9 @@ fn tickets_belong_to_their_customers_and_refund_tickets_are_about_received_order
         }
     }
     assert!(above_limit >= 3, "some refunds are above the limit");
-    let t9 = world.ticket("T-0009").expect("T-0009");
+    let t9 = support_desk::tickets::find(&support_desk::tickets::bundled(), "T-0009")
+        .cloned()
+        .expect("T-0009");
     assert_eq!(
         (t9.order_id.as_deref(), t9.wrong_ids.as_slice()),
         (Some("O-1744"), ["O-7144".to_owned()].as_slice())
@@ -387,7 +398,7 @@ fn every_id_a_ticket_mentions_resolves_unless_it_is_marked_wrong() {
     let world = world();
     let parcels = Parcels::bundled();
     let mut tickets_with_wrong_ids = 0;
-    for t in &world.tickets {
+    for t in &support_desk::tickets::bundled() {
         let own_orders: Vec<_> = world
             .orders
             .iter()

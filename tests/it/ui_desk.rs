@@ -14,7 +14,6 @@ use support_desk::model::chat::{Reply, ToolCall};
 use support_desk::record::DeskRecord;
 use support_desk::record::transcript::entries_of;
 use support_desk::recording::Event;
-use support_desk::shop::ShopWorld;
 use support_desk::ui::app::{App, Modal, Status};
 use support_desk::ui::render::render;
 
@@ -28,7 +27,7 @@ fn ctrl(c: char) -> KeyEvent {
 
 fn app() -> App {
     let mut app = App::new(
-        ShopWorld::bundled().tickets,
+        support_desk::tickets::bundled(),
         "replay:recordings/ticket-runs (131 recorded model calls)".into(),
         "dana".into(),
     );
@@ -597,7 +596,7 @@ fn the_prompt_and_resource_pickers_list_what_servers_offer() {
 
 #[test]
 fn a_ticket_with_escape_sequences_renders_without_emitting_them() {
-    let mut tickets = ShopWorld::bundled().tickets;
+    let mut tickets = support_desk::tickets::bundled();
     tickets[0].subject = "hello\x1b[2J\x1b]52;c;cHduZWQ=\x07 there".into();
     tickets[0].body =
         "line one\x1b[31m red\x1b[0m\r\nline two\x1b]0;evil title\x07\u{9b}6n end".into();

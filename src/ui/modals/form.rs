@@ -13,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use tui_textarea::{CursorMove, TextArea};
 
 use crate::host::api::{Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind};
-use crate::host::form::{FieldProblem, defaults, validate};
+use crate::host::api::{FieldProblem, defaults, validate};
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::one_line;
 use crate::ui::theme;

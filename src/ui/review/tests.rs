@@ -7,13 +7,11 @@ use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
 use super::*;
-use crate::host::api::Outcome;
-use crate::host::checks::Finding;
+use crate::host::api::{Finding, Outcome, Ticket};
 use crate::model::chat::Reply;
 use crate::record::transcript::entries_of;
 use crate::recording::Event;
 use crate::recording::reader::Recording;
-use crate::shop::data::Ticket;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -624,7 +622,6 @@ fn status_events() -> Vec<Event> {
 #[test]
 fn a_ticket_reads_the_same_in_review_mode_as_on_the_live_desk() {
     let events = status_events();
-    let world = crate::shop::ShopWorld::bundled();
 
     // (a) The live desk hears of each event as the record keeps it.
     let allow = ["shop.get_order_status", "shop.find_orders"].map(String::from);
@@ -632,14 +629,14 @@ fn a_ticket_reads_the_same_in_review_mode_as_on_the_live_desk() {
         .expect("an in-memory record")
         .with_clock(fixed_clock);
     let mut app = crate::ui::app::App::new(
-        world.tickets.clone(),
+        crate::tickets::bundled(),
         "replay:test (2 recorded model calls)".to_owned(),
         "dana".to_owned(),
     );
     for event in &events {
         let appended = record.append(event).expect("the record takes it");
         let stored = &appended.stored;
-        app.on_host(crate::host::events::HostEvent::Happened {
+        app.on_host(crate::host::api::HostEvent::Happened {
             ticket: "T-0001".to_owned(),
             entries: entries_of(event, Some(&stored.by), Some(stored.at)),
             state: Box::new(appended.state.expect("a ticket's state")),
@@ -660,7 +657,7 @@ fn a_ticket_reads_the_same_in_review_mode_as_on_the_live_desk() {
         events: events.clone(),
         truncated: false,
     };
-    let mut review = Review::from_recording("test.jsonl", &recording, &world.tickets);
+    let mut review = Review::from_recording("test.jsonl", &recording, &crate::tickets::bundled());
     review.tickets.retain(|t| t.ticket == "T-0001");
     let mut screen = ReviewScreen::new(review);
     press(&mut screen, &[KeyCode::End]);

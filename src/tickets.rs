@@ -1,0 +1,71 @@
+//! The desk's queue: what a ticket is to the desk, and where a queue comes from (the bundled
+//! shop's 48 tickets, or a `tickets.json` of the same shape). The servers never see this type;
+//! a ticket reaches a model only as the host quotes it.
+
+use serde::{Deserialize, Serialize};
+
+/// A customer's message as it arrived, with what the shop knows about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ticket {
+    pub ticket_id: String,
+    pub customer_id: String,
+    /// The order the ticket is really about, even when the customer wrote a wrong number.
+    pub order_id: Option<String>,
+    pub received_at: String,
+    pub subject: String,
+    pub body: String,
+    /// The tool a correct agent calls first (see `assets/shop/README.md` for the rule).
+    pub expected_tool: String,
+    /// The text carries instructions aimed at an agent.
+    pub injected: bool,
+    /// IDs in the text that are deliberately wrong, normalised (`O-7144`).
+    pub wrong_ids: Vec<String>,
+}
+
+/// The bundled shop's tickets (`assets/shop/tickets.json`), compiled into the binary.
+pub fn bundled() -> Vec<Ticket> {
+    serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/shop/tickets.json"
+    )))
+    .expect("the bundled tickets parse: tests/it/shop_data.rs checks them")
+}
+
+/// The queue a config names: `bundled`, or the path of a `tickets.json`.
+pub fn load(source: &str) -> Result<Vec<Ticket>, TicketsError> {
+    match source {
+        "bundled" => Ok(bundled()),
+        path => {
+            let text = std::fs::read_to_string(path).map_err(|source| TicketsError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
+            serde_json::from_str(&text).map_err(|source| TicketsError::Parse {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    }
+}
+
+/// The ticket `id` of `tickets`.
+pub fn find<'a>(tickets: &'a [Ticket], id: &str) -> Option<&'a Ticket> {
+    tickets.iter().find(|t| t.ticket_id == id)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TicketsError {
+    #[error("cannot read the tickets {path} ({source}); check [tickets] source in the config")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a tickets.json ({source}); each ticket needs ticket_id, customer_id, order_id, received_at, subject, body, expected_tool, injected, wrong_ids"
+    )]
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
+}
