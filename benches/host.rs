@@ -193,7 +193,7 @@ async fn ticket_bench(transport: Transport, scratch: &Path) -> TicketBench {
     let mut config = DeskConfig::bundled();
     config.servers.insert("shop".into(), transport.shop());
     config.model.source = format!("openai:{}", mock.url);
-    let model = headless::build_model(&config).expect("the mock model's config");
+    let model = support_desk::startup::build_model(&config).expect("the mock model's config");
     let recorder = Recorder::create(&recorded).expect("a recording in the scratch directory");
     let host = start_host(config.clone(), model, Some(recorder)).await;
     let with_call = ticket(&host, WITH_CALL);
@@ -246,16 +246,14 @@ async fn start_host(config: DeskConfig, model: Model, recorder: Option<Recorder>
             accept_forms: false,
         },
     ));
-    Host::start(
+    let parts = support_desk::startup::host_parts(
         config,
         model,
         support_desk::tickets::bundled(),
         Storage::default(),
         recorder,
-        questions_tx,
-        events_tx,
-    )
-    .await
+    );
+    Host::start(parts, questions_tx, events_tx).await
 }
 
 fn ticket(host: &Host, id: &str) -> Ticket {

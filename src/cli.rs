@@ -1,27 +1,22 @@
-//! The command line: `support-desk serve shop|partner …`.
+//! The command line: what each subcommand takes, and which part of the library runs it.
+//! Nothing here builds a host or a server: `startup` does.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
-use tokio_util::sync::CancellationToken;
 
-use crate::config::{DeskConfig, layered_files};
 use crate::headless::{RunOptions, Script};
 use crate::host::api::PersonPrompt;
 use crate::host::core::Storage;
-use crate::partner::{Parcels, PartnerServer};
+use crate::host::task::{Answerers, HostSetup};
 use crate::record::DeskRecord;
-use crate::shop::http::{StaffTokens, TOKENS_ENV};
-use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
+use crate::startup::{self, Overrides};
 
-/// The environment variable that may hold the key signing the shop's `requestState`
-/// (32 bytes or more). HTTP replicas behind one address must share it.
-pub const STATE_KEY_ENV: &str = "SHOP_REQUEST_STATE_KEY";
+pub use crate::startup::serve::STATE_KEY_ENV;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,9 +24,13 @@ pub const STATE_KEY_ENV: &str = "SHOP_REQUEST_STATE_KEY";
     version,
     about = "A terminal support desk that is an MCP host"
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The desk's own flags work without the word `desk`: `support-desk --data-dir D`.
+    #[command(flatten)]
+    pub desk: DeskArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -211,9 +210,17 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // ring for any rustls client in the process, not only the desk's own.
     crate::tls::install_default_provider();
-    let command = cli.command.unwrap_or(Command::Desk(DeskArgs::default()));
+    let command = cli.command.unwrap_or(Command::Desk(cli.desk));
     // The desk and review mode own the terminal: their logs go to a file, or nowhere.
     let owns_terminal = matches!(command, Command::Desk(_) | Command::Review { .. });
+    if owns_terminal && !has_terminal() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "support-desk: the desk needs a terminal to draw in, and this is not one; \
+             to work the queue without one, use `support-desk run` (see --help)"
+        );
+        return ExitCode::FAILURE;
+    }
     if !owns_terminal {
         crate::logging::to_stderr();
     }
@@ -227,73 +234,48 @@ pub fn main() -> ExitCode {
     match runtime.block_on(dispatch(command)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if owns_terminal => {
-            let _ = writeln!(std::io::stderr(), "support-desk: {e:#}");
+            let _ = writeln!(std::io::stderr(), "support-desk: {}", in_words(&e));
             ExitCode::FAILURE
         }
         Err(e) => {
-            tracing::error!("{e:#}");
+            tracing::error!("{}", in_words(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
-    let mut config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
-    if let Some(model) = args.model {
-        config.model.source = model;
-    }
-    if let Some(name) = args.model_name {
-        config.model.name = name;
-    }
-    let data_dir = desk_data_dir(args.common.data_dir.as_deref())?;
-    let _log = crate::logging::to_file(&data_dir.join("logs"))?;
-    let model = crate::headless::build_model(&config)?;
-    let described = model.describe();
-    let source = config.model.source.clone();
-    let tickets = crate::headless::load_tickets(&config)?;
-    let staff = std::env::var("SUPPORT_DESK_STAFF")
-        .or_else(|_| std::env::var("USER"))
-        .unwrap_or_else(|_| "staff".to_owned());
-    let storage = Storage::open(data_dir.clone(), &staff, &config.consent.allow)?;
-    let handle = crate::host::task::spawn(crate::host::task::HostSetup {
-        config,
-        model,
-        tickets: tickets.clone(),
-        storage,
-        recorder: None,
-        answerers: crate::host::task::Answerers {
-            consent: format!("person: {staff}"),
-            lead: format!("person: {staff}"),
-        },
-        notes: Default::default(),
-        person_prompt: None,
-    });
-    let review_source = crate::headless::recording_path(
-        source
-            .strip_prefix("replay:")
-            .unwrap_or("recordings/ticket-runs"),
-    );
-    let app = crate::ui::app::App::new(tickets, described, staff)
-        .with_review_source(review_source)
-        .with_record(data_dir.join(crate::record::RECORD_FILE));
-    crate::ui::terminal::run_desk(handle, app).await
+/// Whether the desk has a terminal on both ends.
+fn has_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
-async fn run_review(path: &std::path::Path) -> anyhow::Result<()> {
-    let path = crate::headless::recording_path(&path.to_string_lossy());
-    let review = crate::recording::review::Review::open(&path)?;
-    crate::ui::terminal::run_review(crate::ui::review::ReviewScreen::new(review)).await
+/// An error and its causes, each said once: a message that already quotes its cause (many
+/// do, to be read alone) does not get it again.
+fn in_words(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
 }
 
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Desk(args) => run_desk(args).await,
         Command::Review { path } => run_review(&path).await,
-        Command::Serve { server } => serve(server).await,
+        Command::Serve { server } => crate::startup::serve::serve(server).await,
         Command::Run(args) => run(args).await,
         Command::Queue(args) => queue(args),
         Command::Export(args) => {
-            let (record, _) = existing_record(args.common.data_dir.as_deref())?;
+            let (record, _) = startup::existing_record(args.common.data_dir.as_deref())?;
             let count = crate::record::export(&record, &args.out)?;
             write_stdout(&format!(
                 "{count} events written to {}\n",
@@ -301,9 +283,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             ))
         }
         Command::Summary { path, json } => {
-            let summary = crate::headless::summarize(&crate::headless::recording_path(
-                &path.to_string_lossy(),
-            ))?;
+            let summary =
+                crate::headless::summarize(&startup::recording_path(&path.to_string_lossy()))?;
             let text = if json {
                 serde_json::to_string(&summary)?
             } else {
@@ -312,47 +293,59 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             write_stdout(&format!("{text}\n"))
         }
         Command::Servers(args) => {
-            let config = DeskConfig::load(&layered_files(args.config.as_deref()))?;
-            let text = crate::headless::servers(
-                config,
-                crate::headless::data_dir(args.data_dir.as_deref()),
-            )
-            .await?;
-            write_stdout(&text)
+            let config = startup::config(args.config.as_deref(), &Overrides::default())?;
+            let data_dir = startup::data_dir(args.data_dir.as_deref());
+            write_stdout(&crate::headless::servers(config, data_dir).await?)
         }
     }
 }
 
-/// The data directory a desk keeps its record in: `--data-dir`, `SUPPORT_DESK_DATA_DIR`, or
-/// the user's data directory; created when missing.
-fn desk_data_dir(explicit: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
-    let Some(dir) = crate::headless::data_dir(explicit) else {
-        bail!("no home directory to keep the desk's record in; pass --data-dir DIR");
+async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
+    let overrides = Overrides {
+        model: args.model,
+        model_name: args.model_name,
+        ..Overrides::default()
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    Ok(dir)
+    let config = startup::config(args.common.config.as_deref(), &overrides)?;
+    let data_dir = startup::desk_data_dir(args.common.data_dir.as_deref())?;
+    let _log = crate::logging::to_file(&data_dir.join("logs"))?;
+    let model = startup::build_model(&config)?;
+    let described = model.describe();
+    let review_source = startup::recording_path(
+        config
+            .model
+            .source
+            .strip_prefix("replay:")
+            .unwrap_or("recordings/ticket-runs"),
+    );
+    let tickets = startup::load_tickets(&config)?;
+    let staff = startup::staff();
+    let storage = Storage::open(data_dir.clone(), &staff, &config.consent.allow)?;
+    let handle = crate::host::task::spawn(HostSetup {
+        parts: startup::host_parts(config, model, tickets.clone(), storage, None),
+        answerers: Answerers {
+            consent: format!("person: {staff}"),
+            lead: format!("person: {staff}"),
+        },
+        notes: Default::default(),
+        person_prompt: None,
+    });
+    let app = crate::ui::app::App::new(tickets, described, staff)
+        .with_review_source(review_source)
+        .with_record(data_dir.join(crate::record::RECORD_FILE));
+    crate::ui::terminal::run_desk(handle, app).await
 }
 
-/// The record of an existing desk, for reading it (`queue`, `export`).
-fn existing_record(explicit: Option<&std::path::Path>) -> anyhow::Result<(DeskRecord, PathBuf)> {
-    let Some(dir) = crate::headless::data_dir(explicit) else {
-        bail!("no home directory to find the desk's record in; pass --data-dir DIR");
-    };
-    let path = dir.join(crate::record::RECORD_FILE);
-    if !path.exists() {
-        bail!(
-            "there is no desk record at {}: open the desk there first (support-desk --data-dir {}), or name the right --data-dir",
-            path.display(),
-            dir.display()
-        );
-    }
-    Ok((DeskRecord::open(&path, None, "reader", &[])?, path))
+async fn run_review(path: &std::path::Path) -> anyhow::Result<()> {
+    let path = startup::recording_path(&path.to_string_lossy());
+    let review = crate::recording::review::Review::open(&path)?;
+    crate::ui::terminal::run_review(crate::ui::review::ReviewScreen::new(review)).await
 }
 
 fn queue(args: QueueArgs) -> anyhow::Result<()> {
-    let config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
-    let tickets = crate::headless::load_tickets(&config)?;
-    let (record, path) = existing_record(args.common.data_dir.as_deref())?;
+    let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
+    let tickets = startup::load_tickets(&config)?;
+    let (record, path) = startup::existing_record(args.common.data_dir.as_deref())?;
     let in_use = DeskRecord::in_use(&path);
     let rows = crate::record::queue(&tickets, &record.states()?, in_use, &config.consent.allow);
     let text = if args.json {
@@ -364,25 +357,13 @@ fn queue(args: QueueArgs) -> anyhow::Result<()> {
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let mut config = DeskConfig::load(&layered_files(args.common.config.as_deref()))?;
-    if let Some(model) = args.model {
-        config.model.source = model;
-    }
-    if let Some(name) = args.model_name {
-        config.model.name = name;
-    }
-    if let Some(recipe) = args.recipe {
-        config.model.recipe = serde_json::from_value(serde_json::Value::String(recipe.clone()))
-            .map_err(|_| {
-                anyhow::anyhow!(
-                    "--recipe {recipe}: use native_tools, llama_cpp_prefill or text_calls"
-                )
-            })?;
-    }
-    if let Some(n) = args.concurrency {
-        config.limits.concurrency = n.max(1);
-    }
-    let notes = pairs("--note", &args.notes)?;
+    let overrides = Overrides {
+        model: args.model,
+        model_name: args.model_name,
+        recipe: args.recipe,
+        concurrency: args.concurrency,
+    };
+    let config = startup::config(args.common.config.as_deref(), &overrides)?;
     let prompt = match args.prompt {
         Some(name) => Some(PersonPrompt {
             name,
@@ -399,7 +380,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         },
         record: args.record,
         data_dir: args.common.data_dir.clone(),
-        notes,
+        notes: pairs("--note", &args.notes)?,
     };
     let (summary, for_person) = match &args.resume {
         Some(path) => {
@@ -444,78 +425,4 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
-}
-
-async fn serve(command: ServeCommand) -> anyhow::Result<()> {
-    match command {
-        ServeCommand::Shop(args) => serve_shop(args).await,
-        ServeCommand::Partner(args) => {
-            let parcels = match &args.parcels {
-                Some(path) => {
-                    let text = std::fs::read_to_string(path)
-                        .with_context(|| format!("reading {}", path.display()))?;
-                    Parcels::parse(&text).with_context(|| format!("parsing {}", path.display()))?
-                }
-                None => Parcels::bundled(),
-            };
-            tracing::info!(parcels = parcels.len(), "partner-tracking serving on stdio");
-            crate::serve::stdio(PartnerServer::new(Arc::new(parcels))).await?;
-            Ok(())
-        }
-    }
-}
-
-async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
-    let world = match &args.assets {
-        Some(dir) => ShopWorld::from_dir(dir)?,
-        None => ShopWorld::bundled(),
-    };
-    let db = match args.db {
-        Some(path) => path,
-        None => default_db_path()?,
-    };
-    let ids = args.seed.map_or(QuoteIds::Random, QuoteIds::Seeded);
-    if let QuoteIds::Seeded(seed) = ids {
-        tracing::warn!(seed, "quote IDs are seeded: for replays and tests only");
-    }
-    let store = Store::open(&db, &world, ids)
-        .with_context(|| format!("opening the shop's database {}", db.display()))?;
-    let server = ShopServer::new(Arc::new(world), Arc::new(store), &state_key()?)?;
-    if let Some(addr) = args.http {
-        let tokens = StaffTokens::parse(&std::env::var(TOKENS_ENV).unwrap_or_default())?;
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr}"))?;
-        let shutdown = CancellationToken::new();
-        let on_signal = shutdown.clone();
-        tokio::spawn(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            on_signal.cancel();
-        });
-        tracing::info!(addr = %listener.local_addr()?, db = %db.display(), "shop-support serving Streamable HTTP at /mcp");
-        crate::shop::http::serve(listener, server, tokens, shutdown).await?;
-    } else {
-        tracing::info!(db = %db.display(), "shop-support serving on stdio");
-        crate::serve::stdio(server).await?;
-    }
-    Ok(())
-}
-
-fn default_db_path() -> anyhow::Result<PathBuf> {
-    let Some(dirs) = directories::ProjectDirs::from("", "", "support-desk") else {
-        bail!("no home directory to keep the shop's database in; pass --db PATH");
-    };
-    std::fs::create_dir_all(dirs.data_dir())
-        .with_context(|| format!("creating {}", dirs.data_dir().display()))?;
-    Ok(dirs.data_dir().join("shop.sqlite3"))
-}
-
-/// The key that signs lead-form state: from the environment when replicas share one,
-/// otherwise fresh for this process (forms then do not survive a restart, which is safe).
-fn state_key() -> anyhow::Result<Vec<u8>> {
-    match std::env::var(STATE_KEY_ENV) {
-        Ok(key) if key.len() >= 32 => Ok(key.into_bytes()),
-        Ok(_) => bail!("{STATE_KEY_ENV} must be at least 32 characters"),
-        Err(_) => Ok(rand::random::<[u8; 32]>().to_vec()),
-    }
 }

@@ -17,6 +17,7 @@ pub mod record;
 pub mod recording;
 pub mod serve;
 pub mod shop;
+pub mod startup;
 pub mod tickets;
 pub mod tls;
 pub mod ui;

@@ -38,6 +38,15 @@ impl Model {
         }
     }
 
+    /// Whether the model can be asked at all: a server that does not answer is an error
+    /// naming its URL; a recording always can.
+    pub async fn reachable(&self) -> Result<(), openai::ModelError> {
+        match self {
+            Model::OpenAi(model) => model.reachable().await,
+            Model::Replay(_) => Ok(()),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Model::OpenAi(model) => model.describe(),

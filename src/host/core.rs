@@ -13,7 +13,7 @@ use super::consent::{self, ConsentGate, Pins};
 use super::events::HostEvent;
 use super::names::{NameTable, ToolName};
 use super::prompt::Attached;
-use super::servers::ServerConn;
+use super::servers::{InProcessServers, Reach, ServerConn};
 use super::tools::Offered;
 use crate::config::DeskConfig;
 use crate::model::Model;
@@ -68,6 +68,54 @@ impl Storage {
     }
 }
 
+/// Everything a host is made of, besides the channels to whoever drives it.
+pub struct HostParts {
+    pub config: DeskConfig,
+    pub model: Model,
+    /// The desk's queue.
+    pub tickets: Vec<Ticket>,
+    pub storage: Storage,
+    /// A JSONL recording to write besides the desk's record.
+    pub recorder: Option<Recorder>,
+    /// The built-in servers the config's `in_process` may name (the binary's own).
+    pub servers: InProcessServers,
+}
+
+/// Connects every enabled server: the connections, and a summary of each server that could
+/// not be reached (why, in words), for the status bar.
+async fn connect_all(
+    config: &DeskConfig,
+    storage: &Storage,
+    builtins: &InProcessServers,
+    questions: &mpsc::Sender<Question>,
+) -> (Vec<Arc<ServerConn>>, Vec<ServerSummary>) {
+    let mut servers = Vec::new();
+    let mut summaries = Vec::new();
+    for (prefix, server) in config.enabled_servers() {
+        let server = &server.in_data_dir(storage.data_dir.as_deref());
+        let reach = Reach {
+            data_dir: storage.data_dir.clone(),
+            connect_timeout: config.limits.connect_timeout(),
+            builtins: builtins.clone(),
+        };
+        match ServerConn::connect_with(prefix, server, questions.clone(), reach).await {
+            Ok(conn) => servers.push(Arc::new(conn)),
+            Err(e) => {
+                tracing::error!(server = %prefix, error = %e, "server left out");
+                summaries.push(ServerSummary {
+                    prefix: prefix.clone(),
+                    origin: server.origin(),
+                    name: None,
+                    revision: None,
+                    tools: vec![],
+                    error: Some(e.to_string()),
+                });
+            }
+        }
+    }
+    (servers, summaries)
+}
+
 /// How one ticket went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TicketRun {
@@ -83,41 +131,19 @@ impl Host {
     /// Connects every enabled server; a server that fails is reported and left out, and the
     /// rest of the desk keeps working.
     pub async fn start(
-        config: DeskConfig,
-        model: Model,
-        tickets: Vec<Ticket>,
-        storage: Storage,
-        recorder: Option<Recorder>,
+        parts: HostParts,
         questions: mpsc::Sender<Question>,
         events: mpsc::UnboundedSender<HostEvent>,
     ) -> Arc<Self> {
-        let mut servers = Vec::new();
-        let mut summaries = Vec::new();
-        for (prefix, server) in config.enabled_servers() {
-            let server = &server.in_data_dir(storage.data_dir.as_deref());
-            match ServerConn::connect_within(
-                prefix,
-                server,
-                questions.clone(),
-                storage.data_dir.clone(),
-                config.limits.connect_timeout(),
-            )
-            .await
-            {
-                Ok(conn) => servers.push(Arc::new(conn)),
-                Err(e) => {
-                    tracing::error!(server = %prefix, error = %e, "server left out");
-                    summaries.push(ServerSummary {
-                        prefix: prefix.clone(),
-                        origin: server.origin(),
-                        name: None,
-                        revision: None,
-                        tools: vec![],
-                        error: Some(e.to_string()),
-                    });
-                }
-            }
-        }
+        let HostParts {
+            config,
+            model,
+            tickets,
+            storage,
+            recorder,
+            servers: builtins,
+        } = parts;
+        let (servers, summaries) = connect_all(&config, &storage, &builtins, &questions).await;
         let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
         let record = storage.record.clone().unwrap_or_else(|| {
             Arc::new(

@@ -3,183 +3,32 @@
 //! A connection starts with the probe (`server/discover`, falling back to `initialize` for
 //! older servers) and remembers what it learned per server configuration in the data
 //! directory, so the next start skips the probe (`serve_directly`). A version error sends it
-//! back to the probe. A stdio server that dies is started again on the next call.
+//! back to the probe. A stdio server that dies is started again on the next call. How each
+//! is reached is `transport`'s; who answers its questions is `elicitation`'s.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation, ProtocolVersion,
-    ServerPeerInfo, Tool, UrlElicitationCapability,
-};
-use rmcp::service::{RequestContext, RunningService, ServiceError, serve_directly};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient};
+use rmcp::model::{ErrorCode, ProtocolVersion, ServerPeerInfo, Tool};
+use rmcp::service::{RunningService, ServiceError, serve_directly};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, mpsc};
 
-use super::api::{FormAnswer, FormAsk, Pending, Question};
-use super::form;
-use crate::config::{ServerConfig, Transport, resolve_value};
+use super::api::Question;
+use crate::config::{ServerConfig, Transport};
 use crate::tls::{self, CertProblem};
+
+pub use super::elicitation::{HostClient, InFlight};
+use super::transport::Opened;
+pub use super::transport::{InProcessServers, ServeInProcess};
 
 pub type Service = RunningService<RoleClient, HostClient>;
 
 /// The revisions the host speaks, newest first.
 pub fn preferred_versions() -> Vec<ProtocolVersion> {
     vec![ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
-}
-
-/// The handler of one connection: it knows which server it belongs to, so a person always
-/// sees who asks.
-#[derive(Clone)]
-pub struct HostClient {
-    pub prefix: String,
-    pub origin: String,
-    questions: mpsc::Sender<Question>,
-    /// Time people have spent on this server's questions, and whether one is open now:
-    /// a call's timeout leaves that time out, also for older servers that ask in the
-    /// middle of a call.
-    people: Arc<std::sync::Mutex<PeopleTime>>,
-    /// Tickets with a call in flight to this server, to say which ticket an older server's
-    /// question belongs to when only one can be.
-    in_flight: Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-#[derive(Debug, Default)]
-struct PeopleTime {
-    spent: std::time::Duration,
-    open: usize,
-}
-
-impl HostClient {
-    pub fn new(prefix: &str, origin: &str, questions: mpsc::Sender<Question>) -> Self {
-        Self {
-            prefix: prefix.to_owned(),
-            origin: origin.to_owned(),
-            questions,
-            people: Default::default(),
-            in_flight: Default::default(),
-        }
-    }
-
-    /// Time people have spent answering this server so far, and whether a question is open.
-    pub fn time_with_people(&self) -> (std::time::Duration, bool) {
-        let people = self.people.lock().unwrap_or_else(|p| p.into_inner());
-        (people.spent, people.open > 0)
-    }
-
-    /// Marks a ticket's call in flight until the guard drops.
-    pub fn calling(&self, ticket: &str) -> InFlight {
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(ticket.to_owned());
-        InFlight {
-            tickets: Arc::clone(&self.in_flight),
-            ticket: ticket.to_owned(),
-        }
-    }
-
-    /// The ticket a question without one belongs to, when exactly one call is in flight.
-    fn only_ticket_in_flight(&self) -> Option<String> {
-        let tickets = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-        match tickets.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
-        }
-    }
-
-    /// Shows a server's request to a person and waits for the answer, as long as it takes.
-    /// A form the host cannot show, or an answer that does not fit it, goes back as cancel.
-    pub async fn ask(&self, ticket: Option<&str>, params: &ElicitRequestParams) -> ElicitResult {
-        let ask = match form::form_ask(&self.prefix, &self.origin, ticket, params) {
-            Ok(ask) => ask,
-            Err(e) => {
-                tracing::warn!(server = %self.prefix, error = %e, "cannot show a server's form; cancelled it");
-                return ElicitResult::new(ElicitationAction::Cancel);
-            }
-        };
-        let started = std::time::Instant::now();
-        self.people.lock().unwrap_or_else(|p| p.into_inner()).open += 1;
-        let answer = ask_person(&self.questions, ask.clone()).await;
-        {
-            let mut people = self.people.lock().unwrap_or_else(|p| p.into_inner());
-            people.open -= 1;
-            people.spent += started.elapsed();
-        }
-        if let (FormAnswer::Accept(_), super::api::FormKind::Url { .. }) = (&answer, &ask.kind) {
-            // URL mode: an accept carries no content.
-            return ElicitResult::new(ElicitationAction::Accept);
-        }
-        if let (FormAnswer::Accept(values), super::api::FormKind::Fields(fields)) =
-            (&answer, &ask.kind)
-            && let Err(problems) = crate::host::form_checks::validate(fields, values)
-        {
-            tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
-            return ElicitResult::new(ElicitationAction::Cancel);
-        }
-        form::elicit_result(&answer)
-    }
-}
-
-/// A ticket's call to a server, in flight until dropped.
-pub struct InFlight {
-    tickets: Arc<std::sync::Mutex<Vec<String>>>,
-    ticket: String,
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(index) = tickets.iter().position(|t| *t == self.ticket) {
-            tickets.remove(index);
-        }
-    }
-}
-
-/// Puts a form in front of a person. If nobody can answer any more, that is a cancel.
-pub async fn ask_person(questions: &mpsc::Sender<Question>, ask: FormAsk) -> FormAnswer {
-    let (pending, answer) = Pending::new(ask);
-    if questions.send(Question::Form(pending)).await.is_err() {
-        return FormAnswer::Cancel;
-    }
-    answer.await.unwrap_or(FormAnswer::Cancel)
-}
-
-impl ClientHandler for HostClient {
-    fn get_info(&self) -> ClientConfig {
-        let mut config = ClientConfig::new(
-            ClientCapabilities::builder()
-                .enable_elicitation_with(
-                    ElicitationCapability::new()
-                        .with_form(FormElicitationCapability::new())
-                        .with_url(UrlElicitationCapability::new()),
-                )
-                .build(),
-            Implementation::new("support-desk", env!("CARGO_PKG_VERSION")),
-        );
-        // What an `initialize` handshake offers: the newest revision it can name. The
-        // discover probe offers 2026-07-28 on its own.
-        config.protocol_version = ProtocolVersion::V_2025_11_25;
-        config
-    }
-
-    /// Input requests from prompts, resource reads and older servers arrive here; the
-    /// host's own tool-call loop answers those of tool calls itself, knowing the ticket.
-    async fn create_elicitation(
-        &self,
-        params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ticket = self.only_ticket_in_flight();
-        Ok(self.ask(ticket.as_deref(), &params).await)
-    }
 }
 
 /// What the probe learned about a server, kept per server configuration.
@@ -239,11 +88,22 @@ pub struct Live {
 pub struct ServerConn {
     pub prefix: String,
     pub origin: String,
-    config: ServerConfig,
+    pub(super) config: ServerConfig,
     handler: HostClient,
     remembered_at: Option<PathBuf>,
     live: Mutex<Option<Arc<Live>>>,
     connect_timeout: std::time::Duration,
+    /// The built-in servers `in_process` may name.
+    pub(super) builtins: InProcessServers,
+}
+
+/// What a connection needs besides its config.
+#[derive(Clone, Default)]
+pub struct Reach {
+    /// Where what the probe learned is kept.
+    pub data_dir: Option<PathBuf>,
+    pub connect_timeout: std::time::Duration,
+    pub builtins: InProcessServers,
 }
 
 /// How long a server may take to start, answer the handshake and list its tools.
@@ -268,6 +128,26 @@ impl ServerConn {
         data_dir: Option<PathBuf>,
         connect_timeout: std::time::Duration,
     ) -> Result<Self, ConnectError> {
+        let reach = Reach {
+            data_dir,
+            connect_timeout,
+            builtins: InProcessServers::default(),
+        };
+        Self::connect_with(prefix, config, questions, reach).await
+    }
+
+    /// Connects, with the built-in servers `in_process` may name.
+    pub async fn connect_with(
+        prefix: &str,
+        config: &ServerConfig,
+        questions: mpsc::Sender<Question>,
+        reach: Reach,
+    ) -> Result<Self, ConnectError> {
+        let Reach {
+            data_dir,
+            connect_timeout,
+            builtins,
+        } = reach;
         let origin = config.origin();
         let remembered_at = data_dir.map(|dir| {
             dir.join("servers")
@@ -281,6 +161,7 @@ impl ServerConn {
             remembered_at,
             live: Mutex::new(None),
             connect_timeout,
+            builtins,
         };
         conn.live().await?;
         Ok(conn)
@@ -489,83 +370,6 @@ impl ServerConn {
         }
     }
 
-    fn transport(&self) -> Result<Opened, ConnectError> {
-        let failed = |message: String| ConnectError::Start {
-            prefix: self.prefix.clone(),
-            origin: self.origin.clone(),
-            message,
-        };
-        match self
-            .config
-            .transport(&self.prefix)
-            .map_err(|e| failed(e.to_string()))?
-        {
-            Transport::Stdio { command, args, env } => {
-                let program = if command == "@self" {
-                    std::env::current_exe()
-                        .map_err(|e| failed(format!("cannot find this program: {e}")))?
-                } else {
-                    PathBuf::from(command)
-                };
-                let mut cmd = tokio::process::Command::new(program);
-                cmd.args(&args).kill_on_drop(true);
-                for (key, value) in env {
-                    cmd.env(key, resolve_value(&value).map_err(failed)?);
-                }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| failed(e.to_string()))?;
-                if let Some(stderr) = stderr {
-                    let prefix = self.prefix.clone();
-                    // A child's stderr goes to the log, never to the terminal.
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::info!(target: "server_stderr", server = %prefix, "{line}");
-                        }
-                    });
-                }
-                Ok(Opened::Child(transport))
-            }
-            Transport::InProcess(name) => Ok(Opened::Duplex(in_process(&name).map_err(failed)?)),
-            Transport::Http {
-                url,
-                headers,
-                bearer_token_env,
-                ca_file,
-            } => {
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url);
-                if let Some(var) = bearer_token_env {
-                    let token = std::env::var(&var).map_err(|_| {
-                        failed(format!(
-                            "the environment variable {var} holding its token is not set"
-                        ))
-                    })?;
-                    config = config.auth_header(token);
-                }
-                let mut custom = std::collections::HashMap::new();
-                for (name, value) in headers {
-                    let value = resolve_value(&value).map_err(failed)?;
-                    let name = name
-                        .parse()
-                        .map_err(|_| failed(format!("bad header name {name}")))?;
-                    let value = value
-                        .parse()
-                        .map_err(|_| failed("a header value is not valid".to_owned()))?;
-                    custom.insert(name, value);
-                }
-                if !custom.is_empty() {
-                    config = config.custom_headers(custom);
-                }
-                let client = http_client(ca_file.as_deref()).map_err(|e| failed(e.to_string()))?;
-                Ok(Opened::Http(StreamableHttpClientTransport::with_client(
-                    client, config,
-                )))
-            }
-        }
-    }
-
     fn recall(&self) -> Option<Remembered> {
         let path = self.remembered_at.as_ref()?;
         let text = std::fs::read_to_string(path).ok()?;
@@ -594,34 +398,6 @@ impl ServerConn {
     }
 }
 
-/// The HTTP client of one server: the desk's TLS trust plus this server's CA file, and
-/// rmcp's own defaults (no idle connections kept, only same-origin 307/308 redirects, so a
-/// JSON-RPC body and the server's headers never go elsewhere).
-fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls::TlsSetupError> {
-    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
-        let keeps_body = matches!(
-            attempt.status(),
-            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
-        );
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !keeps_body || !same_origin {
-            attempt.stop()
-        } else if attempt.previous().len() > 10 {
-            attempt.error("more than 10 redirects")
-        } else {
-            attempt.follow()
-        }
-    });
-    tls::http_client_builder(ca_file)?
-        .pool_max_idle_per_host(0)
-        .redirect(same_origin)
-        .build()
-        .map_err(|e| tls::TlsSetupError::Client(e.to_string()))
-}
-
 /// The TLS problem inside a failed handshake, if that is what failed it.
 fn tls_problem(error: &rmcp::service::ClientInitializeError) -> Option<CertProblem> {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
@@ -640,40 +416,6 @@ fn tls_problem(error: &rmcp::service::ClientInitializeError) -> Option<CertProbl
             CertProblem::find_with(error, peel)
         }
         _ => None,
-    }
-}
-
-enum Opened {
-    Child(TokioChildProcess),
-    Duplex(tokio::io::DuplexStream),
-    Http(StreamableHttpClientTransport<reqwest::Client>),
-}
-
-/// Servers built into this binary, served on a pipe inside this process.
-fn in_process(name: &str) -> Result<tokio::io::DuplexStream, String> {
-    match name {
-        "partner" => {
-            let parcels = Arc::new(crate::partner::Parcels::bundled());
-            Ok(crate::serve::in_process(
-                crate::partner::PartnerServer::new(parcels),
-            ))
-        }
-        "shop" => {
-            let world = Arc::new(crate::shop::ShopWorld::bundled());
-            let store = crate::shop::Store::open(
-                std::path::Path::new(":memory:"),
-                &world,
-                crate::shop::QuoteIds::Random,
-            )
-            .map_err(|e| e.to_string())?;
-            let key: [u8; 32] = rand::random();
-            let server = crate::shop::ShopServer::new(world, Arc::new(store), &key)
-                .map_err(|e| e.message.to_string())?;
-            Ok(crate::serve::in_process(server))
-        }
-        other => Err(format!(
-            "there is no built-in server '{other}'; the built-in ones are shop and partner"
-        )),
     }
 }
 

@@ -7,14 +7,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::api::{Command, PersonPrompt, Question};
-use super::core::{Host, Storage};
+use super::core::{Host, HostParts};
 use super::events::HostEvent;
 use super::summary::Summary;
-use crate::config::DeskConfig;
-use crate::model::Model;
+use crate::recording::Manifest;
 use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
-use crate::recording::{Manifest, Recorder};
-use crate::tickets::Ticket;
 
 /// The driver's ends of the channels.
 pub struct HostHandle {
@@ -32,11 +29,8 @@ pub struct Answerers {
 }
 
 pub struct HostSetup {
-    pub config: DeskConfig,
-    pub model: Model,
-    pub tickets: Vec<Ticket>,
-    pub storage: Storage,
-    pub recorder: Option<Recorder>,
+    pub parts: HostParts,
+    /// For the recording's manifest: who answers the host's questions.
     pub answerers: Answerers,
     pub notes: BTreeMap<String, String>,
     /// For the recording's manifest: the server prompt a scripted person runs for every ticket.
@@ -64,25 +58,12 @@ async fn run(
     questions: mpsc::Sender<Question>,
 ) {
     let HostSetup {
-        config,
-        model,
-        tickets,
-        storage,
-        recorder,
+        parts,
         answerers,
         notes,
         person_prompt,
     } = setup;
-    let host = Host::start(
-        config,
-        model,
-        tickets,
-        storage,
-        recorder,
-        questions,
-        events.clone(),
-    )
-    .await;
+    let host = Host::start(parts, questions, events.clone()).await;
     match host.history() {
         Ok(history) => {
             let _ = events.send(HostEvent::Record(history));

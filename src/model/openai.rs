@@ -81,6 +81,9 @@ pub enum ModelError {
     Unreadable { url: String, detail: String },
 }
 
+/// How long the server may take to answer at all before a run gives up on it.
+const REACH_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub struct OpenAiChat {
     base_url: String,
     model: String,
@@ -130,6 +133,22 @@ impl OpenAiChat {
     pub fn describe(&self) -> String {
         let (base, model, recipe) = (&self.base_url, &self.model, self.recipe.as_str());
         format!("openai:{base} model {model} (recipe {recipe})")
+    }
+
+    /// Whether the server answers at all (any HTTP status will do: `GET {base}/models`), so
+    /// a run can fail at once, naming the URL, instead of failing every ticket.
+    pub async fn reachable(&self) -> Result<(), ModelError> {
+        let mut request = self
+            .http
+            .get(format!("{}/models", self.base_url))
+            .timeout(REACH_TIMEOUT);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        match request.send().await {
+            Ok(_) => Ok(()),
+            Err(error) => Err(self.failed(error)),
+        }
     }
 
     pub async fn reply(&self, request: &ChatRequest) -> Result<Reply, ModelError> {

@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use support_desk::config::{DeskConfig, ServerConfig};
-use support_desk::headless::build_model;
 use support_desk::host::api::{
     ConsentAnswer, ConsentAsk, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Question,
 };
 use support_desk::host::checks::Finding;
 use support_desk::host::core::{Host, Storage, TicketRun};
 use support_desk::recording::{Event, Recorder};
+use support_desk::startup::{build_model, host_parts};
 use tokio::sync::mpsc;
 
 use crate::fixture::serve_fixture;
@@ -164,16 +164,14 @@ pub async fn harness(setup: Setup) -> Harness {
         data_dir: Some(dir.path().join("data")),
         record: None,
     };
-    let host = Host::start(
+    let parts = host_parts(
         config,
         built,
         support_desk::tickets::bundled(),
         storage,
         recorder,
-        questions_tx,
-        events_tx,
-    )
-    .await;
+    );
+    let host = Host::start(parts, questions_tx, events_tx).await;
     Harness {
         host,
         people,

@@ -1,0 +1,126 @@
+//! `support-desk servers`: every configured server connected once and described (revision,
+//! tools, whether each matches its pin, transport and certificate), for a person to read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc;
+
+use super::script::{Script, answer_by_script};
+use crate::config::{DeskConfig, Transport};
+use crate::host::consent::PinStatus;
+use crate::host::core::{Host, Storage};
+use crate::model::Model;
+use crate::model::replay::ReplayModel;
+use crate::recording::Recording;
+
+/// Connects to every configured server and describes it.
+pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::Result<String> {
+    // How each server is reached, and for https what its certificate says, read from one
+    // TLS handshake of its own.
+    let mut reached = BTreeMap::new();
+    for (prefix, server) in config.enabled_servers() {
+        let Ok(transport) = server.transport(prefix) else {
+            continue;
+        };
+        let mut lines = vec![format!("  transport: {}", transport_words(&transport))];
+        if let Transport::Http { url, ca_file, .. } = &transport
+            && url.starts_with("https://")
+        {
+            lines.push(format!(
+                "  certificate: {}",
+                certificate_words(url, ca_file.as_deref()).await
+            ));
+        }
+        reached.insert(prefix.clone(), lines);
+    }
+    let (questions_tx, questions_rx) = mpsc::channel(1);
+    let (events_tx, _events_rx) = mpsc::unbounded_channel();
+    let answering = tokio::spawn(answer_by_script(
+        questions_rx,
+        Script {
+            approve_consent: false,
+            accept_forms: false,
+        },
+    ));
+    let model = Model::Replay(ReplayModel::from_recording(
+        "none".into(),
+        &Recording::default(),
+    ));
+    let storage = Storage {
+        data_dir,
+        record: None,
+    };
+    let parts = crate::startup::host_parts(config, model, vec![], storage, None);
+    let host = Host::start(parts, questions_tx, events_tx).await;
+    let pins = host.pin_report().await;
+    let mut out = String::new();
+    for server in host.servers() {
+        out.push_str(&format!("{}  ({})\n", server.prefix, server.origin));
+        for line in reached.get(&server.prefix).into_iter().flatten() {
+            out.push_str(line);
+            out.push('\n');
+        }
+        match &server.error {
+            Some(error) => out.push_str(&format!("  not connected: {error}\n")),
+            None => {
+                out.push_str(&format!(
+                    "  server: {}  revision: {}  tools: {}\n",
+                    server.name.as_deref().unwrap_or("(unnamed)"),
+                    server.revision.as_deref().unwrap_or("?"),
+                    server.tools.len(),
+                ));
+                for tool in &server.tools {
+                    let name = format!("{}.{tool}", server.prefix);
+                    let pin = match pins.get(&name) {
+                        Some(PinStatus::New) => "pinned now (first seen)",
+                        Some(PinStatus::Same) => "matches its pin",
+                        Some(PinStatus::Changed(_)) => {
+                            "CHANGED since pinned: blocked until a person approves it"
+                        }
+                        None => "not listed",
+                    };
+                    out.push_str(&format!("    {name}: {pin}\n"));
+                }
+            }
+        }
+    }
+    host.shutdown().await;
+    answering.abort();
+    Ok(out)
+}
+
+/// How a transport reaches its server, in words.
+fn transport_words(transport: &Transport) -> &'static str {
+    match transport {
+        Transport::Stdio { .. } => "stdio (a child process)",
+        Transport::InProcess(_) => "in-process pipe (built into this binary)",
+        Transport::Http { url, .. } if url.starts_with("https://") => {
+            "Streamable HTTP over TLS (https)"
+        }
+        Transport::Http { .. } => "Streamable HTTP, plain http (not encrypted)",
+    }
+}
+
+/// The certificate an https server presents: subject, names, issuer and expiry, and
+/// whether the desk trusts it (the connection line says why not).
+async fn certificate_words(url: &str, ca_file: Option<&Path>) -> String {
+    match crate::tls::inspect(url, ca_file).await {
+        Err(e) => format!("not read ({e})"),
+        Ok(inspection) => {
+            let refused = if inspection.verdict.is_ok() {
+                ""
+            } else {
+                "REFUSED: "
+            };
+            match inspection.certificate {
+                Some(Ok(summary)) => format!("{refused}{}", summary.line()),
+                Some(Err(e)) => format!("{refused}{e}"),
+                None => match inspection.verdict {
+                    Err(problem) => format!("none ({})", problem.advice("", ca_file)),
+                    Ok(()) => "none".to_owned(),
+                },
+            }
+        }
+    }
+}

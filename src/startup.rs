@@ -1,0 +1,184 @@
+//! Start-up in one place: the config layered with the command line's overrides, the data
+//! directory, the desk's record, the model, the queue and the bundled servers, turned into
+//! what the host is made of. `cli.rs` only parses and dispatches; nothing here draws or
+//! prints.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::config::DeskConfig;
+use crate::host::core::HostParts;
+use crate::host::core::Storage;
+use crate::host::servers::InProcessServers;
+use crate::model::Model;
+use crate::model::openai::OpenAiChat;
+use crate::model::replay::ReplayModel;
+use crate::record::DeskRecord;
+use crate::recording::Recorder;
+use crate::tickets::Ticket;
+
+pub mod serve;
+
+/// The model a config names: `replay:PATH` or `openai:URL`.
+pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
+    let source = config.model.source.as_str();
+    if let Some(path) = source.strip_prefix("replay:") {
+        let model = ReplayModel::open(&recording_path(path))
+            .with_context(|| format!("loading the recording for {source}"))?;
+        return Ok(Model::Replay(model));
+    }
+    if let Some(url) = source.strip_prefix("openai:") {
+        let key = config
+            .model
+            .api_key_env
+            .as_deref()
+            .and_then(|var| std::env::var(var).ok());
+        return Ok(Model::OpenAi(OpenAiChat::new(
+            url,
+            &config.model.name,
+            key,
+            config.model.recipe,
+            config.model.sampling(),
+            config.limits.model_timeout(),
+            config.model.ca_file.as_deref(),
+        )?));
+    }
+    bail!("model.source \"{source}\" is neither replay:PATH nor openai:URL")
+}
+
+/// A recording's path: as given, or, when relative and not found from here, inside the
+/// source tree this binary was built from (so `cargo run` finds the bundled recording from
+/// any directory).
+pub fn recording_path(path: &str) -> PathBuf {
+    let given = PathBuf::from(path);
+    if given.exists() || given.is_absolute() {
+        return given;
+    }
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    if bundled.exists() { bundled } else { given }
+}
+
+/// The tickets a config names.
+pub fn load_tickets(config: &DeskConfig) -> anyhow::Result<Vec<Ticket>> {
+    Ok(crate::tickets::load(&config.tickets.source)?)
+}
+
+/// Where the desk keeps its state: `--data-dir`, `SUPPORT_DESK_DATA_DIR`, or the user's data dir.
+pub fn data_dir(explicit: Option<&Path>) -> Option<PathBuf> {
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("SUPPORT_DESK_DATA_DIR").map(PathBuf::from))
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "support-desk")
+                .map(|d| d.data_dir().to_path_buf())
+        })
+}
+/// What the command line may change in the config, flag by flag.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--model`: `replay:PATH` or `openai:URL`.
+    pub model: Option<String>,
+    /// `--model-name`.
+    pub model_name: Option<String>,
+    /// `--recipe`.
+    pub recipe: Option<String>,
+    /// `--concurrency`.
+    pub concurrency: Option<usize>,
+}
+
+/// The built-in config, the user's file and `--config`, layered, then the flags.
+pub fn config(file: Option<&Path>, overrides: &Overrides) -> anyhow::Result<DeskConfig> {
+    let mut config = DeskConfig::load(&crate::config::layered_files(file))?;
+    if let Some(model) = &overrides.model {
+        config.model.source = model.clone();
+    }
+    if let Some(name) = &overrides.model_name {
+        config.model.name = name.clone();
+    }
+    if let Some(recipe) = &overrides.recipe {
+        config.model.recipe = serde_json::from_value(serde_json::Value::String(recipe.clone()))
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "--recipe {recipe}: use native_tools, llama_cpp_prefill or text_calls"
+                )
+            })?;
+    }
+    if let Some(n) = overrides.concurrency {
+        config.limits.concurrency = n.max(1);
+    }
+    Ok(config)
+}
+
+/// Who sits at this desk: `SUPPORT_DESK_STAFF`, else the login name.
+pub fn staff() -> String {
+    std::env::var("SUPPORT_DESK_STAFF")
+        .or_else(|_| std::env::var("USER"))
+        .unwrap_or_else(|_| "staff".to_owned())
+}
+
+/// The data directory a desk keeps its record in (see [`data_dir`]); created when missing.
+pub fn desk_data_dir(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let Some(dir) = data_dir(explicit) else {
+        bail!("no home directory to keep the desk's record in; pass --data-dir DIR");
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The record of an existing desk, for reading it (`queue`, `export`), and its file.
+pub fn existing_record(explicit: Option<&Path>) -> anyhow::Result<(DeskRecord, PathBuf)> {
+    let Some(dir) = data_dir(explicit) else {
+        bail!("no home directory to find the desk's record in; pass --data-dir DIR");
+    };
+    let path = dir.join(crate::record::RECORD_FILE);
+    if !path.exists() {
+        bail!(
+            "there is no desk record at {}: open the desk there first (support-desk --data-dir {}), or name the right --data-dir",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok((DeskRecord::open(&path, None, "reader", &[])?, path))
+}
+
+/// The servers this binary carries, for `in_process = "…"` in the config: the parcel
+/// partner, and the shop on a database in memory.
+pub fn bundled_servers() -> InProcessServers {
+    use std::sync::Arc;
+    InProcessServers::default()
+        .with("partner", || {
+            let parcels = Arc::new(crate::partner::Parcels::bundled());
+            Ok(crate::serve::in_process(
+                crate::partner::PartnerServer::new(parcels),
+            ))
+        })
+        .with("shop", || {
+            let world = Arc::new(crate::shop::ShopWorld::bundled());
+            let memory = Path::new(":memory:");
+            let store = crate::shop::Store::open(memory, &world, crate::shop::QuoteIds::Random)
+                .map_err(|e| e.to_string())?;
+            let key: [u8; 32] = rand::random();
+            let server = crate::shop::ShopServer::new(world, Arc::new(store), &key)
+                .map_err(|e| e.message.to_string())?;
+            Ok(crate::serve::in_process(server))
+        })
+}
+
+/// What the host is made of, with this binary's own servers.
+pub fn host_parts(
+    config: DeskConfig,
+    model: Model,
+    tickets: Vec<Ticket>,
+    storage: Storage,
+    recorder: Option<Recorder>,
+) -> HostParts {
+    HostParts {
+        config,
+        model,
+        tickets,
+        storage,
+        recorder,
+        servers: bundled_servers(),
+    }
+}

@@ -1,0 +1,98 @@
+//! The bundled servers' own start-up (`support-desk serve shop|partner`): the shop's world,
+//! its database and keys, stdio or Streamable HTTP; and nothing of the desk.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{ServeCommand, ShopArgs};
+use crate::partner::{Parcels, PartnerServer};
+use crate::shop::http::{StaffTokens, TOKENS_ENV};
+use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
+
+/// The environment variable that may hold the key signing the shop's `requestState`
+/// (32 bytes or more). HTTP replicas behind one address must share it.
+pub const STATE_KEY_ENV: &str = "SHOP_REQUEST_STATE_KEY";
+
+pub async fn serve(command: ServeCommand) -> anyhow::Result<()> {
+    match command {
+        ServeCommand::Shop(args) => serve_shop(args).await,
+        ServeCommand::Partner(args) => {
+            let parcels = match &args.parcels {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("reading {}", path.display()))?;
+                    Parcels::parse(&text).with_context(|| format!("parsing {}", path.display()))?
+                }
+                None => Parcels::bundled(),
+            };
+            tracing::info!(parcels = parcels.len(), "partner-tracking serving on stdio");
+            crate::serve::stdio(PartnerServer::new(Arc::new(parcels))).await?;
+            Ok(())
+        }
+    }
+}
+
+async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
+    let world = match &args.assets {
+        Some(dir) => ShopWorld::from_dir(dir)?,
+        None => ShopWorld::bundled(),
+    };
+    let db = match args.db {
+        Some(path) => path,
+        None => default_db_path()?,
+    };
+    // The staff tokens are checked before anything is created: a mistake in them must not
+    // leave a new database behind.
+    let tokens = match args.http {
+        Some(_) => Some(StaffTokens::parse(
+            &std::env::var(TOKENS_ENV).unwrap_or_default(),
+        )?),
+        None => None,
+    };
+    let ids = args.seed.map_or(QuoteIds::Random, QuoteIds::Seeded);
+    if let QuoteIds::Seeded(seed) = ids {
+        tracing::warn!(seed, "quote IDs are seeded: for replays and tests only");
+    }
+    let store = Store::open(&db, &world, ids)
+        .with_context(|| format!("opening the shop's database {}", db.display()))?;
+    let server = ShopServer::new(Arc::new(world), Arc::new(store), &state_key()?)?;
+    if let (Some(addr), Some(tokens)) = (args.http, tokens) {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let shutdown = CancellationToken::new();
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            on_signal.cancel();
+        });
+        tracing::info!(addr = %listener.local_addr()?, db = %db.display(), "shop-support serving Streamable HTTP at /mcp");
+        crate::shop::http::serve(listener, server, tokens, shutdown).await?;
+    } else {
+        tracing::info!(db = %db.display(), "shop-support serving on stdio");
+        crate::serve::stdio(server).await?;
+    }
+    Ok(())
+}
+
+fn default_db_path() -> anyhow::Result<PathBuf> {
+    let Some(dirs) = directories::ProjectDirs::from("", "", "support-desk") else {
+        bail!("no home directory to keep the shop's database in; pass --db PATH");
+    };
+    std::fs::create_dir_all(dirs.data_dir())
+        .with_context(|| format!("creating {}", dirs.data_dir().display()))?;
+    Ok(dirs.data_dir().join("shop.sqlite3"))
+}
+
+/// The key that signs lead-form state: from the environment when replicas share one,
+/// otherwise fresh for this process (forms then do not survive a restart, which is safe).
+fn state_key() -> anyhow::Result<Vec<u8>> {
+    match std::env::var(STATE_KEY_ENV) {
+        Ok(key) if key.len() >= 32 => Ok(key.into_bytes()),
+        Ok(_) => bail!("{STATE_KEY_ENV} must be at least 32 characters"),
+        Err(_) => Ok(rand::random::<[u8; 32]>().to_vec()),
+    }
+}
