@@ -90,6 +90,11 @@ impl PgCluster {
         self.url(&self.admin_user, &self.admin_password)
     }
 
+    /// How the desk names the test's database in its messages: `host:port/database`.
+    pub fn at(&self) -> String {
+        format!("{}:{}/{}", self.host, self.port, self.db)
+    }
+
     pub fn url(&self, user: &str, password: &str) -> String {
         format!(
             "host={} port={} user={user} password='{}' dbname={}",

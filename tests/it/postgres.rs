@@ -621,7 +621,10 @@ async fn a_ticket_someone_holds_cannot_be_changed_by_another_but_a_lead_can_take
             ))
         )
     );
-    assert_eq!(lee.owners().await.expect("owners"), [claim.clone()]);
+    assert_eq!(
+        lee.owners().await.expect("owners"),
+        std::slice::from_ref(&claim)
+    );
     let refused = ana
         .append(&draft("T-0001", vec![]))
         .await
@@ -832,15 +835,7 @@ async fn team_init_twice_changes_nothing_and_only_the_team_may_log_in() {
             .err(),
     ]
     .map(|e| e.map(|e| e.to_string()));
-    let at = format!(
-        "127.0.0.1:{}/{}",
-        pg.url("", "")
-            .split("port=")
-            .nth(1)
-            .and_then(|s| s.split(' ').next())
-            .unwrap_or_default(),
-        pg.db
-    );
+    let at = pg.at();
     assert_eq!(
         refusals,
         [
