@@ -17,7 +17,7 @@ use support_desk::record::postgres::{team_add, team_init};
 use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 
-const SKIPPED: &str = "skipped: PostgreSQL not found; install Debian's postgresql package (apt-get install postgresql) or set DESK_TEST_POSTGRES";
+const NOT_FOUND: &str = "PostgreSQL not found; install Debian's postgresql package (apt-get install postgresql) or set DESK_TEST_POSTGRES";
 const ADMIN_PASSWORD: &str = "admin-pw";
 
 /// Roles belong to the whole server: on a shared one, inits take turns.
@@ -64,7 +64,7 @@ pub async fn start() -> Option<PgCluster> {
     }
     let Some(bin) = find_bin() else {
         if std::env::var("DESK_REQUIRE_POSTGRES").as_deref() == Ok("1") {
-            panic!("DESK_REQUIRE_POSTGRES=1, but {SKIPPED}");
+            panic!("{NOT_FOUND} (DESK_REQUIRE_POSTGRES=1: these tests must run)");
         }
         say_skipped();
         return None;
@@ -81,7 +81,7 @@ pub async fn start() -> Option<PgCluster> {
     reason = "the one line that says this test did not run"
 )]
 fn say_skipped() {
-    println!("{SKIPPED}");
+    println!("skipped: {NOT_FOUND}");
 }
 
 impl PgCluster {
@@ -123,19 +123,26 @@ impl PgCluster {
         }
     }
 
+    /// A role's name for this test: `base`, with a suffix on a shared server. The role is
+    /// dropped with the test's database.
+    pub fn name(&self, base: &str) -> String {
+        let name = format!("{base}{}", self.suffix);
+        self.people
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(name.clone());
+        name
+    }
+
     /// Adds a person to the team with a generated password.
     pub async fn person(&self, base: &str, lead: bool) -> Person {
-        let name = format!("{base}{}", self.suffix);
+        let name = self.name(base);
         let password = {
             let _turn = self.take_turn().await;
             team_add(&self.admin_url(), &name, lead, None)
                 .await
                 .expect("team add")
         };
-        self.people
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(name.clone());
         Person {
             url: self.url(&name, &password),
             name,
@@ -294,6 +301,14 @@ fn eprintln_lossy(tool: &str, output: &std::process::Output) {
     );
 }
 
+#[allow(
+    clippy::print_stderr,
+    reason = "what a test could not clean up, for the test's log"
+)]
+fn eprintln_db(sql: &str, error: &tokio_postgres::Error) {
+    eprintln!("{sql}: {:?}", error.as_db_error().map(|db| db.message()));
+}
+
 impl Drop for PgCluster {
     fn drop(&mut self) {
         match &self.own {
@@ -321,11 +336,15 @@ impl Drop for PgCluster {
                         .expect("a runtime");
                     runtime.block_on(async {
                         let admin = connect(&server).await;
-                        let mut sql = format!("DROP DATABASE IF EXISTS {db} WITH (FORCE);");
-                        for person in people {
-                            sql.push_str(&format!("DROP ROLE IF EXISTS {person};"));
+                        // One statement at a time: DROP DATABASE refuses to run in a block.
+                        let drops =
+                            std::iter::once(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+                                .chain(people.iter().map(|p| format!("DROP ROLE IF EXISTS {p}")));
+                        for sql in drops {
+                            if let Err(error) = admin.batch_execute(&sql).await {
+                                eprintln_db(&sql, &error);
+                            }
                         }
-                        let _ = admin.batch_execute(&sql).await;
                     });
                 })
                 .join();

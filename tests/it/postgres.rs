@@ -822,12 +822,15 @@ async fn team_init_twice_changes_nothing_and_only_the_team_may_log_in() {
     assert_eq!(desk(&team.ana.url).await.person(), team.ana.name);
 
     let admin = pg.admin().await;
+    let outsider = pg.name("outsider");
     admin
-        .batch_execute("CREATE ROLE outsider LOGIN PASSWORD 'outsider-pw'")
+        .batch_execute(&format!(
+            "CREATE ROLE {outsider} LOGIN PASSWORD 'outsider-pw'"
+        ))
         .await
         .expect("an outsider");
     let refusals = [
-        PgRecord::connect(&pg.url("outsider", "outsider-pw"), &allow())
+        PgRecord::connect(&pg.url(&outsider, "outsider-pw"), &allow())
             .await
             .err(),
         PgRecord::connect(&pg.url(&team.ana.name, "wrong"), &allow())
@@ -840,7 +843,7 @@ async fn team_init_twice_changes_nothing_and_only_the_team_may_log_in() {
         refusals,
         [
             Some(format!(
-                "outsider is not on the desk's team in {at}; ask a lead to add them (team add outsider)"
+                "{outsider} is not on the desk's team in {at}; ask a lead to add them (team add {outsider})"
             )),
             Some(format!(
                 "the desk's database refused {}'s login at {at}; check the password (in the address, PGPASSWORD or ~/.pgpass) or ask a lead to run team add {}",
