@@ -90,6 +90,10 @@ impl PgCluster {
         self.url(&self.admin_user, &self.admin_password)
     }
 
+    pub fn admin_user(&self) -> &str {
+        &self.admin_user
+    }
+
     /// How the desk names the test's database in its messages: `host:port/database`.
     pub fn at(&self) -> String {
         format!("{}:{}/{}", self.host, self.port, self.db)

@@ -836,6 +836,7 @@ async fn team_init_twice_changes_nothing_and_only_the_team_may_log_in() {
         PgRecord::connect(&pg.url(&team.ana.name, "wrong"), &allow())
             .await
             .err(),
+        PgRecord::connect(&pg.admin_url(), &allow()).await.err(),
     ]
     .map(|e| e.map(|e| e.to_string()));
     let at = pg.at();
@@ -849,7 +850,39 @@ async fn team_init_twice_changes_nothing_and_only_the_team_may_log_in() {
                 "the desk's database refused {}'s login at {at}; check the password (in the address, PGPASSWORD or ~/.pgpass) or ask a lead to run team add {}",
                 team.ana.name, team.ana.name
             )),
+            Some(format!(
+                "{} is an administrator of {at}, above the desk's rules; log in to the desk as yourself (team add gives you a login)",
+                pg.admin_user()
+            )),
         ]
     );
     drop(admin);
+}
+
+#[tokio::test]
+async fn appends_from_two_desks_at_once_leave_the_states_the_events_replay_to() {
+    let Some((_pg, team, ana, bo)) = team().await else {
+        return;
+    };
+    let (a, b) = (team.ana.name.as_str(), team.bo.name.as_str());
+    let notes = |desk: &'static str, by: &str| -> Vec<Event> {
+        (0..15)
+            .map(|n| note(["T-0001", "T-0002"][n % 2], by, &format!("{desk} {n}")))
+            .collect()
+    };
+    let (from_ana, from_bo) = (notes("ana", a), notes("bo", b));
+    tokio::join!(append_all(&ana, &from_ana), append_all(&bo, &from_bo));
+    let events = ana.events_after(0).await.expect("events");
+    assert_eq!(events.len(), 30);
+    assert_eq!(
+        ana.states().await.expect("states"),
+        replay(&events, &allow())
+    );
+    // Each desk's events keep their order among everyone's.
+    let by_ana: Vec<Event> = events
+        .iter()
+        .filter(|s| s.by == a)
+        .map(|s| s.event.clone())
+        .collect();
+    assert_eq!(by_ana, from_ana);
 }

@@ -29,6 +29,10 @@ pub enum PgError {
         "{person} is not on the desk's team in {at}; ask a lead to add them (team add {person})"
     )]
     NotOnTeam { person: String, at: String },
+    #[error(
+        "{person} is an administrator of {at}, above the desk's rules; log in to the desk as yourself (team add gives you a login)"
+    )]
+    AboveTheRules { person: String, at: String },
     #[error("{at} has no desk record yet; a lead sets it up once with team init")]
     NoSchema { at: String },
     #[error(
