@@ -7,6 +7,7 @@
 //! export all read the same events. One person's desk keeps it in an SQLite file in the data
 //! directory ([`store`]).
 
+pub mod postgres;
 pub mod state;
 pub mod store;
 pub mod transcript;

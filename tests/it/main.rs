@@ -12,6 +12,8 @@ mod host;
 mod interop;
 mod mock_model;
 mod partner;
+mod pg_cluster;
+mod postgres;
 mod recorded_run;
 mod resume;
 mod shop_data;
