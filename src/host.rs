@@ -19,6 +19,7 @@ mod resources;
 pub mod servers;
 pub mod summary;
 pub mod task;
+mod team;
 mod ticket_loop;
 mod tools;
 mod transport;

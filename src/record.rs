@@ -7,6 +7,7 @@
 //! export all read the same events. One person's desk keeps it in an SQLite file in the data
 //! directory ([`store`]).
 
+pub mod engine;
 pub mod postgres;
 pub mod state;
 pub mod store;
@@ -17,6 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use engine::{EngineError, Record};
 pub use state::{Lifecycle, TicketState};
 pub use store::{Appended, DeskRecord, RecordError, Stored};
 

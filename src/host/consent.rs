@@ -286,7 +286,8 @@ impl Host {
             unseen,
             approved: answer.approved,
             by: answer.by.clone(),
-        });
+        })
+        .await;
         if !answer.approved {
             return Err(format!(
                 "{} declined this call at the desk; it did not run. Tell the customer what you can without it.",

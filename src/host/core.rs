@@ -18,7 +18,7 @@ use super::tools::Offered;
 use crate::config::DeskConfig;
 use crate::model::Model;
 use crate::record::transcript::entries_of;
-use crate::record::{DeskRecord, RecordError, TicketState};
+use crate::record::{DeskRecord, EngineError, Record, RecordError, TicketState};
 use crate::recording::{Event, Recorder};
 use crate::tickets::Ticket;
 
@@ -36,7 +36,7 @@ pub struct Host {
     pub(super) attached: Vec<Attached>,
     pub(super) extra: Mutex<BTreeMap<String, Vec<Attached>>>,
     /// The desk's record: every event is appended here before anyone is shown it.
-    pub(super) record: Arc<DeskRecord>,
+    pub(super) record: Arc<Record>,
     pub(super) tickets: Vec<Ticket>,
     pub(super) request_counter: std::sync::atomic::AtomicU64,
     /// How each tool compared with its pin at the last listing.
@@ -48,7 +48,7 @@ pub struct Host {
 pub struct Storage {
     pub data_dir: Option<PathBuf>,
     /// The desk's record; without one the host keeps a record in memory for its own life.
-    pub record: Option<Arc<DeskRecord>>,
+    pub record: Option<Arc<Record>>,
 }
 
 impl Storage {
@@ -63,7 +63,16 @@ impl Storage {
         )?;
         Ok(Self {
             data_dir: Some(data_dir),
-            record: Some(Arc::new(record)),
+            record: Some(Arc::new(Record::Sqlite(record))),
+        })
+    }
+
+    /// The team's record at `url` (PostgreSQL), with `data_dir` for this desk's own files
+    /// (pins, logs, the bundled shop's database).
+    pub async fn team(url: &str, data_dir: PathBuf, allow: &[String]) -> Result<Self, EngineError> {
+        Ok(Self {
+            data_dir: Some(data_dir),
+            record: Some(Arc::new(Record::team(url, allow).await?)),
         })
     }
 }
@@ -146,14 +155,14 @@ impl Host {
         let (servers, summaries) = connect_all(&config, &storage, &builtins, &questions).await;
         let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
         let record = storage.record.clone().unwrap_or_else(|| {
-            Arc::new(
+            Arc::new(Record::Sqlite(
                 DeskRecord::in_memory("desk", &config.consent.allow)
                     .expect("an in-memory SQLite database always opens"),
-            )
+            ))
         });
         // Runs cut off when a desk on this record stopped are settled before any new work,
         // so none of them is ever taken up again by itself.
-        match record.settle_interrupted() {
+        match record.settle_interrupted().await {
             Ok(settled) => {
                 for appended in settled {
                     tracing::warn!(ticket = ?appended.state.as_ref().map(|s| &s.ticket), "a run was cut off; the ticket needs a person");
@@ -222,18 +231,18 @@ impl Host {
     }
 
     /// The desk's record.
-    pub fn record(&self) -> &DeskRecord {
+    pub fn record(&self) -> &Record {
         &self.record
     }
 
     /// Every ticket the record knows, with its state and its whole history as transcript
     /// entries.
-    pub fn history(
+    pub async fn history(
         &self,
-    ) -> Result<Vec<(TicketState, Vec<crate::record::transcript::Entry>)>, RecordError> {
+    ) -> Result<Vec<(TicketState, Vec<crate::record::transcript::Entry>)>, EngineError> {
         let mut by_ticket: BTreeMap<String, Vec<crate::record::transcript::Entry>> =
             BTreeMap::new();
-        for stored in self.record.events_after(0)? {
+        for stored in self.record.events_after(0).await? {
             if let Some(ticket) = stored.event.ticket() {
                 by_ticket
                     .entry(ticket.to_owned())
@@ -243,7 +252,8 @@ impl Host {
         }
         Ok(self
             .record
-            .states()?
+            .states()
+            .await?
             .into_iter()
             .map(|state| {
                 let entries = by_ticket.remove(&state.ticket).unwrap_or_default();
@@ -259,8 +269,8 @@ impl Host {
     /// Reports one happening: appended to the desk's record first (a kill after this loses
     /// nothing), then to the recording when there is one, then handed to whoever listens.
     /// Refused when the ticket's state forbids the event (a sent ticket stays sent).
-    pub(super) fn report(&self, event: Event) -> Result<(), RecordError> {
-        let appended = self.record.append(&event)?;
+    pub(super) async fn report(&self, event: Event) -> Result<(), EngineError> {
+        let appended = self.record.append(&event).await?;
         if let Some(recorder) = &self.recorder
             && let Err(e) = recorder.write(&event)
         {
@@ -279,16 +289,16 @@ impl Host {
 
     /// Records an event of a run under way; a failure is logged, and the run goes on (its
     /// effects are real whether or not the record could keep them).
-    pub(super) fn report_in_run(&self, event: Event) {
-        if let Err(e) = self.report(event) {
+    pub(super) async fn report_in_run(&self, event: Event) {
+        if let Err(e) = self.report(event).await {
             tracing::error!(error = %e, "the desk's record did not take an event");
             let _ = self.events.send(HostEvent::Problem(e.to_string()));
         }
     }
 
     /// Every event of the desk's record, in order (this run's and earlier ones').
-    pub fn events(&self) -> Vec<Event> {
-        match self.record.events_after(0) {
+    pub async fn events(&self) -> Vec<Event> {
+        match self.record.events_after(0).await {
             Ok(events) => events.into_iter().map(|s| s.event).collect(),
             Err(e) => {
                 tracing::error!(error = %e, "the desk's record could not be read");
@@ -298,8 +308,9 @@ impl Host {
     }
 
     /// Writes an event that is not a ticket's (the manifest) to the recording.
-    pub fn record_manifest(&self, manifest: crate::recording::Manifest) {
-        self.report_in_run(Event::Manifest(Box::new(manifest)));
+    pub async fn record_manifest(&self, manifest: crate::recording::Manifest) {
+        self.report_in_run(Event::Manifest(Box::new(manifest)))
+            .await;
     }
 
     /// Closes every connection (child servers are stopped).

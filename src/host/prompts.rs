@@ -59,7 +59,14 @@ impl Host {
             .cloned()
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
         let request = self.person_request(prompt).await?;
-        Ok(self.work_ticket(&ticket, Some(request)).await)
+        self.work_claimed(&ticket, Some(request), false)
+            .await
+            .ok_or_else(|| {
+                format!(
+                    "{} could not be worked: another desk holds it",
+                    ticket.ticket_id
+                )
+            })
     }
 
     /// A server prompt's messages, as the person's request that joins a ticket.

@@ -146,6 +146,7 @@ impl Host {
             uri: uri.to_owned(),
             bytes,
         })
+        .await
         .map_err(|e| e.to_string())?;
         self.extra
             .lock()

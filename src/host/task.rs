@@ -64,7 +64,7 @@ async fn run(
         person_prompt,
     } = setup;
     let host = Host::start(parts, questions, events.clone()).await;
-    match host.history() {
+    match host.history().await {
         Ok(history) => {
             let _ = events.send(HostEvent::Record(history));
         }
@@ -72,93 +72,115 @@ async fn run(
             let _ = events.send(HostEvent::Problem(e.to_string()));
         }
     }
-    host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await);
+    host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await)
+        .await;
     let _ = events.send(HostEvent::Prompts(host.prompts().await));
     let _ = events.send(HostEvent::Resources(host.resources().await));
+    let live = host.follow_the_team();
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
-        match command {
-            Command::WorkTicket(id) => {
-                let host = Arc::clone(&host);
-                let events = events.clone();
-                work.spawn(async move {
-                    match host.tickets().iter().find(|t| t.ticket_id == id).cloned() {
-                        Some(ticket) => {
-                            host.work_ticket(&ticket, None).await;
-                        }
-                        None => {
-                            let _ =
-                                events.send(HostEvent::Problem(format!("there is no ticket {id}")));
-                        }
-                    }
-                });
-            }
-            Command::WorkQueue { tickets, prompt } => {
-                let host = Arc::clone(&host);
-                let events = events.clone();
-                work.spawn(async move {
-                    let concurrency = host.config.limits.concurrency;
-                    let before = host.record().last_seq().unwrap_or(0);
-                    if let Err(problem) = host
-                        .work_queue(&tickets, concurrency, prompt.as_ref())
-                        .await
-                    {
-                        let _ = events.send(HostEvent::Problem(problem));
-                    }
-                    let worked: Vec<_> = match host.record().events_after(before) {
-                        Ok(worked) => worked.into_iter().map(|s| s.event).collect(),
-                        Err(e) => {
-                            let _ = events.send(HostEvent::Problem(e.to_string()));
-                            vec![]
-                        }
-                    };
-                    let summary =
-                        Summary::from_events(&worked, host.tickets(), &host.config.consent.allow);
-                    let _ = events.send(HostEvent::QueueFinished(summary));
-                });
-            }
-            Command::AttachResource {
-                ticket,
-                server,
-                uri,
-            } => {
-                if let Err(problem) = host.attach_to_ticket(&ticket, &server, &uri).await {
-                    let _ = events.send(HostEvent::Problem(format!(
-                        "could not attach {uri}: {problem}"
-                    )));
-                }
-            }
-            Command::SendReply {
-                ticket,
-                text,
-                override_reason,
-            } => report(
-                &events,
-                host.send_reply(&ticket, &text, override_reason.as_deref()),
-            ),
-            Command::EditDraft { ticket, text } => report(&events, host.edit_draft(&ticket, &text)),
-            Command::HandToPerson { ticket, to, note } => {
-                report(&events, host.hand_over(&ticket, &to, &note))
-            }
-            Command::AddNote { ticket, text } => report(&events, host.add_note(&ticket, &text)),
-            Command::ListResources => {
-                let _ = events.send(HostEvent::Resources(host.resources().await));
-            }
-            Command::RunPrompt { ticket, prompt } => {
-                let host = Arc::clone(&host);
-                let events = events.clone();
-                work.spawn(async move {
-                    if let Err(problem) = host.run_prompt(&ticket, &prompt).await {
-                        let _ = events.send(HostEvent::Problem(problem));
-                    }
-                });
-            }
-            Command::Shutdown => break,
+        if command == Command::Shutdown {
+            break;
         }
+        handle(&host, &events, &mut work, command).await;
     }
     work.abort_all();
+    if let Some(live) = live {
+        live.abort();
+    }
     host.shutdown().await;
     let _ = events.send(HostEvent::Stopped);
+}
+
+/// One command: a run starts on a task of its own (the host keeps taking commands while it
+/// goes); a person's change is carried out at once and reported by the record.
+async fn handle(
+    host: &Arc<Host>,
+    events: &mpsc::UnboundedSender<HostEvent>,
+    work: &mut tokio::task::JoinSet<()>,
+    command: Command,
+) {
+    match command {
+        Command::WorkTicket(id) => {
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move {
+                match host.tickets().iter().find(|t| t.ticket_id == id).cloned() {
+                    Some(ticket) => {
+                        host.work_claimed(&ticket, None, false).await;
+                    }
+                    None => {
+                        let _ = events.send(HostEvent::Problem(format!("there is no ticket {id}")));
+                    }
+                }
+            });
+        }
+        Command::WorkQueue { tickets, prompt } => {
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move { work_queue(&host, &events, &tickets, prompt).await });
+        }
+        Command::RunPrompt { ticket, prompt } => {
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move {
+                if let Err(problem) = host.run_prompt(&ticket, &prompt).await {
+                    let _ = events.send(HostEvent::Problem(problem));
+                }
+            });
+        }
+        Command::AttachResource {
+            ticket,
+            server,
+            uri,
+        } => {
+            if let Err(problem) = host.attach_to_ticket(&ticket, &server, &uri).await {
+                let _ = events.send(HostEvent::Problem(format!(
+                    "could not attach {uri}: {problem}"
+                )));
+            }
+        }
+        Command::SendReply {
+            ticket,
+            text,
+            override_reason,
+        } => report(
+            events,
+            host.send_reply(&ticket, &text, override_reason.as_deref())
+                .await,
+        ),
+        Command::EditDraft { ticket, text } => {
+            report(events, host.edit_draft(&ticket, &text).await)
+        }
+        Command::HandToPerson { ticket, to, note } => {
+            report(events, host.hand_over(&ticket, &to, &note).await)
+        }
+        Command::AddNote { ticket, text } => report(events, host.add_note(&ticket, &text).await),
+        Command::ListResources => {
+            let _ = events.send(HostEvent::Resources(host.resources().await));
+        }
+        Command::Shutdown => {}
+    }
+}
+
+/// Works a queue and reports its summary, computed from the events it appended.
+async fn work_queue(
+    host: &Arc<Host>,
+    events: &mpsc::UnboundedSender<HostEvent>,
+    tickets: &[String],
+    prompt: Option<PersonPrompt>,
+) {
+    let concurrency = host.config.limits.concurrency;
+    let before = host.record().last_seq().await.unwrap_or(0);
+    if let Err(problem) = host.work_queue(tickets, concurrency, prompt.as_ref()).await {
+        let _ = events.send(HostEvent::Problem(problem));
+    }
+    let worked: Vec<_> = match host.record().events_after(before).await {
+        Ok(worked) => worked.into_iter().map(|s| s.event).collect(),
+        Err(e) => {
+            let _ = events.send(HostEvent::Problem(e.to_string()));
+            vec![]
+        }
+    };
+    let summary = Summary::from_events(&worked, host.tickets(), &host.config.consent.allow);
+    let _ = events.send(HostEvent::QueueFinished(summary));
 }
 
 /// A person's change the host refused is said to the person; one it kept was reported by

@@ -45,10 +45,11 @@ impl Host {
         };
         // The queue takes only tickets nobody has touched: a sent, handed-over or interrupted
         // ticket is a person's to take up again. A person's prompt is their own request.
+        let only_new = prompt.is_none();
         let tickets: Vec<Ticket> = if prompt.is_some() {
             tickets
         } else {
-            let states = self.record.states().map_err(|e| e.to_string())?;
+            let states = self.record.states().await.map_err(|e| e.to_string())?;
             tickets
                 .into_iter()
                 .filter(|t| {
@@ -72,13 +73,15 @@ impl Host {
             let request = request.clone();
             tasks.spawn(async move {
                 let _permit = permit;
-                (index, host.work_ticket(&ticket, request).await)
+                (index, host.work_claimed(&ticket, request, only_new).await)
             });
         }
         let mut runs: Vec<(usize, TicketRun)> = Vec::new();
         while let Some(done) = tasks.join_next().await {
             match done {
-                Ok(run) => runs.push(run),
+                Ok((index, Some(run))) => runs.push((index, run)),
+                // Another desk holds it, or worked it meanwhile.
+                Ok((_, None)) => {}
                 Err(e) => tracing::error!(error = %e, "a ticket's task failed"),
             }
         }
@@ -105,12 +108,14 @@ impl Host {
         let (mut conversation, attached) = self
             .open_conversation(ticket, extra_prompt.as_deref())
             .await;
-        let started = self.report(Event::TicketStarted {
-            ticket: id.to_owned(),
-            tools: conversation.specs.iter().map(|s| s.name.clone()).collect(),
-            attached,
-            request: extra_prompt,
-        });
+        let started = self
+            .report(Event::TicketStarted {
+                ticket: id.to_owned(),
+                tools: conversation.specs.iter().map(|s| s.name.clone()).collect(),
+                attached,
+                request: extra_prompt,
+            })
+            .await;
         if let Err(refused) = started {
             let _ = self.events.send(HostEvent::Problem(refused.to_string()));
             run.error = Some(refused.to_string());
@@ -134,7 +139,7 @@ impl Host {
                 break;
             }
         }
-        self.finish_run(ticket, &conversation, run)
+        self.finish_run(ticket, &conversation, run).await
     }
 
     /// The conversation a ticket starts with: the system prompt (tools, then attached
@@ -222,7 +227,8 @@ impl Host {
             seconds: started.elapsed().as_secs_f64(),
             tool_list_chars: conversation.tool_list_chars,
             context_chars: conversation.context_chars,
-        });
+        })
+        .await;
         Ok(reply)
     }
 
@@ -266,7 +272,7 @@ impl Host {
                 });
                 let last_turn = turn == self.config.limits.model_calls_per_ticket;
                 let (outcome, text, tool) = if last_turn {
-                    self.refuse_at_limit(&ticket.ticket_id, turn, &call)
+                    self.refuse_at_limit(&ticket.ticket_id, turn, &call).await
                 } else {
                     self.run_call(ticket, turn, &call, &conversation.seen).await
                 };
@@ -290,7 +296,7 @@ impl Host {
     }
 
     /// The run's end: the draft checked against the call log, and the ticket done.
-    fn finish_run(
+    async fn finish_run(
         &self,
         ticket: &Ticket,
         conversation: &Conversation,
@@ -309,19 +315,21 @@ impl Host {
                 ticket: id.to_owned(),
                 text: checked.text.clone(),
                 findings: checked.findings,
-            });
+            })
+            .await;
         }
         self.report_in_run(Event::TicketDone {
             ticket: id.to_owned(),
             model_calls: run.model_calls,
             stopped_at_turn_limit: run.stopped_at_turn_limit,
             error: run.error.clone(),
-        });
+        })
+        .await;
         run
     }
 
     /// The model asked for a tool on its last allowed turn: nothing would read the result.
-    pub(super) fn refuse_at_limit(
+    pub(super) async fn refuse_at_limit(
         &self,
         ticket: &str,
         turn: u32,
@@ -336,12 +344,14 @@ impl Host {
             turn,
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
-        });
-        self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false);
+        })
+        .await;
+        self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false)
+            .await;
         (Outcome::Failed, text, call.name.clone())
     }
 
-    pub(super) fn finish_call(
+    pub(super) async fn finish_call(
         &self,
         ticket: &str,
         turn: u32,
@@ -357,7 +367,8 @@ impl Host {
             outcome,
             text: text.to_owned(),
             truncated,
-        });
+        })
+        .await;
     }
 
     /// Route → consent → call. Returns the outcome, the text for the model, and the tool's
@@ -376,11 +387,13 @@ impl Host {
             turn,
             tool: canonical.clone(),
             arguments: call.arguments.clone(),
-        });
+        })
+        .await;
         let (name, conn, tool) = match routed {
             Ok(routed) => routed,
             Err(text) => {
-                self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false);
+                self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false)
+                    .await;
                 return (Outcome::UnknownTool, text, canonical);
             }
         };
@@ -394,11 +407,13 @@ impl Host {
             call,
         };
         if let Err(text) = self.ask_consent(&asked, seen).await {
-            self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false);
+            self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false)
+                .await;
             return (Outcome::Declined, text, canonical);
         }
         let run = self.call_server(&asked).await;
-        self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated);
+        self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated)
+            .await;
         (run.outcome, run.text, canonical)
     }
 
@@ -466,7 +481,8 @@ impl Host {
                 message: exchange.message.clone(),
                 action: exchange.action.clone(),
                 content: exchange.content.clone(),
-            });
+            })
+            .await;
         }
         run
     }

@@ -45,7 +45,7 @@ async fn assert_left_out_and_desk_works(server: ServerConfig, expected: &str) {
     );
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [("shop.get_order_status".to_owned(), Outcome::Result)],
         "the rest of the desk works"
     );
@@ -127,7 +127,7 @@ async fn a_description_changed_after_the_pins_is_blocked_between_tickets_not_ins
 
     h.work("T-0001").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [("fix.echo_meta".to_owned(), Outcome::Result)],
         "pinned at first sight"
     );
@@ -145,7 +145,7 @@ async fn a_description_changed_after_the_pins_is_blocked_between_tickets_not_ins
         "{changed}"
     );
     assert_eq!(
-        h.outcomes()[1],
+        h.outcomes().await[1],
         ("fix.echo_meta".to_owned(), Outcome::Declined),
         "blocked until a person approves it"
     );
@@ -183,7 +183,7 @@ async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next()
     *rug_cell.lock().expect("lock") = h.rug_pulled.clone();
     h.work("T-0001").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             ("fix.echo_meta".to_owned(), Outcome::Result),
             ("fix.echo_meta".to_owned(), Outcome::Result)
@@ -197,7 +197,7 @@ async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next()
     );
     h.work("T-0002").await;
     assert_eq!(
-        h.outcomes().last().map(|o| o.1),
+        h.outcomes().await.last().map(|o| o.1),
         Some(Outcome::Declined),
         "the next ticket meets the change at the pins"
     );
@@ -218,12 +218,14 @@ async fn instructions_in_a_server_description_cause_no_side_effect_without_conse
     assert!(h.host.attached().iter().all(|a| a.server != "fix"));
     assert!(
         h.outcomes()
+            .await
             .contains(&("shop.issue_refund".to_owned(), Outcome::Declined)),
         "{:?}",
-        h.outcomes()
+        h.outcomes().await
     );
     assert!(
         !h.outcomes()
+            .await
             .contains(&("shop.issue_refund".to_owned(), Outcome::Result))
     );
 }

@@ -195,9 +195,10 @@ impl Harness {
     }
 
     /// (tool, outcome) of every call so far.
-    pub fn outcomes(&self) -> Vec<(String, Outcome)> {
+    pub async fn outcomes(&self) -> Vec<(String, Outcome)> {
         self.host
             .events()
+            .await
             .into_iter()
             .filter_map(|e| match e {
                 Event::Outcome { tool, outcome, .. } => Some((tool, outcome)),
@@ -206,9 +207,10 @@ impl Harness {
             .collect()
     }
 
-    pub fn outcome_texts(&self) -> Vec<String> {
+    pub async fn outcome_texts(&self) -> Vec<String> {
         self.host
             .events()
+            .await
             .into_iter()
             .filter_map(|e| match e {
                 Event::Outcome { text, .. } => Some(text),
@@ -231,7 +233,7 @@ async fn a_result_goes_back_to_the_model_in_a_tool_response_block() {
     .await;
     let run = h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [out("shop.get_order_status", Outcome::Result)]
     );
     assert_eq!(
@@ -261,7 +263,7 @@ async fn a_tool_error_teaches_the_model_and_the_next_call_follows_it() {
     .await;
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("shop.quote_refund", Outcome::ToolError),
             out("shop.find_orders", Outcome::Result)
@@ -287,13 +289,13 @@ async fn unknown_and_bare_names_go_back_to_the_model_as_errors_never_guesses() {
     .await;
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("get_order_status", Outcome::UnknownTool),
             out("shop__track_parcel", Outcome::UnknownTool)
         ]
     );
-    let texts = h.outcome_texts();
+    let texts = h.outcome_texts().await;
     assert!(
         texts[0].contains("has no server prefix") && texts[0].contains("shop.get_order_status"),
         "{}",
@@ -314,7 +316,7 @@ async fn a_malformed_tool_call_is_an_error_to_the_model_not_a_crash() {
         run.draft.as_deref(),
         Some("Sorry, could you confirm your order number?")
     );
-    assert!(h.outcomes().is_empty(), "nothing was called");
+    assert!(h.outcomes().await.is_empty(), "nothing was called");
     let second = &h.model.requests()[1];
     let last = second["messages"]
         .as_array()
@@ -347,7 +349,7 @@ async fn a_call_outside_the_allow_list_asks_and_a_decline_reaches_the_model() {
     let h = harness(setup).await;
     h.work("T-0004").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [out("partner.track_parcel", Outcome::Declined)]
     );
     let asked = h.people.consents();
@@ -357,7 +359,7 @@ async fn a_call_outside_the_allow_list_asks_and_a_decline_reaches_the_model() {
         ("partner", "partner.track_parcel")
     );
     assert_eq!(asked[0].origin, "in-process partner");
-    assert!(h.outcome_texts()[0].contains("declined this call"));
+    assert!(h.outcome_texts().await[0].contains("declined this call"));
 }
 
 #[tokio::test]
@@ -372,7 +374,7 @@ async fn an_approved_call_runs_and_an_argument_seen_nowhere_is_flagged() {
     .await;
     h.work("T-0004").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [out("partner.track_parcel", Outcome::ToolError)]
     );
     let asked = h.people.consents();
@@ -402,7 +404,7 @@ async fn a_changed_tool_definition_is_blocked_until_a_person_approves_it() {
     let h = harness(setup).await;
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [out("shop.get_order_status", Outcome::Declined)]
     );
     let asked = h.people.consents();
@@ -447,7 +449,7 @@ async fn the_model_gets_at_most_four_calls_and_a_call_on_the_last_is_not_run() {
     assert_eq!(run.model_calls, 4);
     assert!(run.stopped_at_turn_limit);
     assert_eq!(run.draft, None);
-    let outcomes = h.outcomes();
+    let outcomes = h.outcomes().await;
     assert_eq!(outcomes.len(), 4);
     assert_eq!(outcomes[3], out("shop.find_orders", Outcome::Failed));
     assert_eq!(h.model.requests().len(), 4);
@@ -470,7 +472,7 @@ async fn a_refund_above_the_limit_asks_the_lead_naming_the_shop_and_a_decline_re
         .map(|t| t.ticket_id.clone());
     h.work(ticket.as_deref().unwrap_or("T-0003")).await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("shop.quote_refund", Outcome::Result),
             out("shop.issue_refund", Outcome::ToolError)
@@ -484,7 +486,7 @@ async fn a_refund_above_the_limit_asks_the_lead_naming_the_shop_and_a_decline_re
         "{}",
         forms[0].message
     );
-    assert!(h.outcome_texts()[1].contains("declined to release"));
+    assert!(h.outcome_texts().await[1].contains("declined to release"));
     assert_eq!(
         h.people
             .consents()
@@ -531,8 +533,11 @@ async fn a_form_with_every_field_type_is_shown_and_an_accepted_answer_reaches_th
     ))
     .await;
     h.work("T-0001").await;
-    assert_eq!(h.outcomes(), [out("fix.every_field", Outcome::Result)]);
-    let echoed: Value = serde_json::from_str(&h.outcome_texts()[0]).expect("echoed JSON");
+    assert_eq!(
+        h.outcomes().await,
+        [out("fix.every_field", Outcome::Result)]
+    );
+    let echoed: Value = serde_json::from_str(&h.outcome_texts().await[0]).expect("echoed JSON");
     assert_eq!(
         echoed,
         json!({"amount": 12.5, "count": 2, "email": "dana@example.com", "note": "box was crushed", "reason": "damaged", "tags": ["x", "z"], "team": "b", "urgent": true})
@@ -560,8 +565,11 @@ async fn a_declined_form_and_a_cancelled_form_are_distinct_at_the_server() {
         ))
         .await;
         h.work("T-0001").await;
-        assert_eq!(h.outcomes(), [out("fix.every_field", Outcome::ToolError)]);
-        assert_eq!(h.outcome_texts()[0], expected);
+        assert_eq!(
+            h.outcomes().await,
+            [out("fix.every_field", Outcome::ToolError)]
+        );
+        assert_eq!(h.outcome_texts().await[0], expected);
     }
 }
 
@@ -578,7 +586,7 @@ async fn an_answer_that_does_not_fit_the_form_is_never_sent_as_accepted() {
     ))
     .await;
     h.work("T-0001").await;
-    assert_eq!(h.outcome_texts()[0], "the person cancelled");
+    assert_eq!(h.outcome_texts().await[0], "the person cancelled");
 }
 
 #[tokio::test]
@@ -596,7 +604,7 @@ async fn a_url_request_carries_the_whole_url_and_the_host_opens_nothing() {
             url: "https://partner.example.com/confirm?id=42".into()
         }
     );
-    assert_eq!(h.outcome_texts()[0], "accepted");
+    assert_eq!(h.outcome_texts().await[0], "accepted");
 }
 
 #[tokio::test]
@@ -612,8 +620,11 @@ async fn a_server_that_keeps_asking_is_stopped_at_the_round_cap() {
     ))
     .await;
     h.work("T-0001").await;
-    assert_eq!(h.outcomes(), [out("fix.ask_forever", Outcome::Failed)]);
-    assert!(h.outcome_texts()[0].contains("asked for input more than 10 times"));
+    assert_eq!(
+        h.outcomes().await,
+        [out("fix.ask_forever", Outcome::Failed)]
+    );
+    assert!(h.outcome_texts().await[0].contains("asked for input more than 10 times"));
     assert_eq!(h.people.forms().len(), 10);
 }
 
@@ -626,8 +637,8 @@ async fn a_tool_that_hangs_times_out_as_failed() {
     .await;
     let started = std::time::Instant::now();
     h.work("T-0001").await;
-    assert_eq!(h.outcomes(), [out("fix.slow_read", Outcome::Failed)]);
-    assert!(h.outcome_texts()[0].starts_with("timed out"));
+    assert_eq!(h.outcomes().await, [out("fix.slow_read", Outcome::Failed)]);
+    assert!(h.outcome_texts().await[0].starts_with("timed out"));
     assert!(
         started.elapsed().as_secs() < 30,
         "the call did not wait for the tool"
@@ -642,13 +653,13 @@ async fn a_huge_result_is_capped_and_marked_truncated() {
     ))
     .await;
     h.work("T-0001").await;
-    let text = &h.outcome_texts()[0];
+    let text = &h.outcome_texts().await[0];
     assert!(
         text.len() < 70_000 && text.ends_with("more bytes]"),
         "{}",
         text.len()
     );
-    let truncated = h.host.events().iter().any(|e| {
+    let truncated = h.host.events().await.iter().any(|e| {
         matches!(
             e,
             Event::Outcome {
@@ -700,7 +711,7 @@ async fn a_killed_server_is_restarted_and_a_read_is_retried_once() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [out("shop.get_order_status", Outcome::Result)]
     );
 }
@@ -717,16 +728,16 @@ async fn a_refund_is_never_retried_when_the_server_dies() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("shop.issue_refund", Outcome::Failed),
             out("shop.get_order_status", Outcome::Result)
         ]
     );
     assert!(
-        h.outcome_texts()[0].contains("not retried"),
+        h.outcome_texts().await[0].contains("not retried"),
         "{}",
-        h.outcome_texts()[0]
+        h.outcome_texts().await[0]
     );
 }
 
@@ -767,7 +778,8 @@ async fn a_persons_edit_of_a_draft_is_checked_against_the_same_call_log() {
     .await;
     let before = h
         .host
-        .check_text("T-0009", "Your refund of €161.96 is on its way.");
+        .check_text("T-0009", "Your refund of €161.96 is on its way.")
+        .await;
     assert!(
         !before.expect("checked").findings.is_empty(),
         "before any run the call log is empty: a refund promise is unbacked"
@@ -781,6 +793,7 @@ async fn a_persons_edit_of_a_draft_is_checked_against_the_same_call_log() {
             "T-0009",
             "Hello! The total amount of €161.96 will be refunded to your card within 5 days.",
         )
+        .await
         .expect("checked against the record's call log");
     assert_eq!(still_wrong.findings.len(), 2, "{:?}", still_wrong.findings);
     let fixed = h
@@ -789,6 +802,7 @@ async fn a_persons_edit_of_a_draft_is_checked_against_the_same_call_log() {
             "T-0009",
             "Your order O-1744 was delivered. Which item would you like us to refund?",
         )
+        .await
         .expect("checked against the record's call log");
     assert_eq!(fixed.findings, vec![]);
 }
@@ -830,10 +844,10 @@ async fn a_replay_reproduces_the_recorded_calls_and_says_where_a_run_diverges() 
     });
     let replayed = harness(setup).await;
     replayed.work("T-0009").await;
-    assert_eq!(replayed.outcomes(), recorded.outcomes());
+    assert_eq!(replayed.outcomes().await, recorded.outcomes().await);
     assert_eq!(
-        replayed.outcome_texts(),
-        recorded.outcome_texts(),
+        replayed.outcome_texts().await,
+        recorded.outcome_texts().await,
         "the seeded shop gives the same quote ID"
     );
     assert!(replayed.model.requests().is_empty(), "no model was asked");
@@ -871,7 +885,7 @@ async fn every_request_carries_the_desk_request_id_under_the_projects_own_meta_p
     ))
     .await;
     h.work("T-0001").await;
-    let text = h.outcome_texts()[0].clone();
+    let text = h.outcome_texts().await[0].clone();
     let meta: Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("the echoed _meta ({e}): {text}"));
     let id = meta["dev.support-desk/request-id"]

@@ -319,14 +319,14 @@ async fn the_host_answers_a_python_sdk_servers_form_and_url_request_and_the_answ
 
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("py.confirm_address", Outcome::Result),
             out("py.verify_identity", Outcome::Result)
         ]
     );
     assert_eq!(
-        h.outcome_texts(),
+        h.outcome_texts().await,
         [
             "Address for O-1744 confirmed: 1 Elm Road, AB1 2CD (may be left with a neighbour).",
             "The person agreed to verify C-0129 at the identity page."
@@ -418,6 +418,7 @@ async fn the_host_answers_a_python_sdk_servers_form_and_url_request_and_the_answ
     let answered: Vec<(String, String)> = h
         .host
         .events()
+        .await
         .into_iter()
         .filter_map(|e| match e {
             Event::InputRequest { server, action, .. } => Some((server, action)),
@@ -444,13 +445,13 @@ async fn a_declined_form_and_a_cancelled_url_request_reach_the_python_server_as_
     let h = harness(setup).await;
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("py.confirm_address", Outcome::ToolError),
             out("py.verify_identity", Outcome::ToolError)
         ]
     );
-    let texts = h.outcome_texts();
+    let texts = h.outcome_texts().await;
     assert!(
         texts[0].contains("The person chose decline; the address for O-1744 is unchanged."),
         "{}",
@@ -530,13 +531,13 @@ async fn the_host_works_server_everything_echo_and_answers_its_elicitation() {
 
     h.work("T-0009").await;
     assert_eq!(
-        h.outcomes(),
+        h.outcomes().await,
         [
             out("everything.echo", Outcome::Result),
             out("everything.trigger-elicitation-request", Outcome::Result)
         ]
     );
-    let texts = h.outcome_texts();
+    let texts = h.outcome_texts().await;
     assert_eq!(texts[0], "Echo: hello from the desk");
     assert!(
         texts[1].contains("User provided the requested information!")

@@ -1,0 +1,147 @@
+//! The desk's record on either engine: the SQLite file of one person's desk (nothing to set
+//! up), or the team's PostgreSQL, where who is who is the database's word and a ticket is
+//! worked by the one desk that holds its claim. The host talks to this and never to an engine.
+
+use super::postgres::{PgError, PgRecord};
+use super::state::TicketState;
+use super::store::{Appended, DeskRecord, RecordError, Stored};
+use crate::recording::Event;
+
+pub enum Record {
+    /// One person's desk: its SQLite file (or memory, for a one-off run).
+    Sqlite(DeskRecord),
+    /// A team's record in PostgreSQL, and the address it was opened at.
+    Postgres { record: Box<PgRecord>, url: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Sqlite(#[from] RecordError),
+    #[error(transparent)]
+    Postgres(#[from] PgError),
+}
+
+impl Record {
+    /// The team's record at `url`, logged in as the person the address names.
+    pub async fn team(url: &str, allow: &[String]) -> Result<Self, EngineError> {
+        let record = PgRecord::connect(url, allow).await?;
+        Ok(Record::Postgres {
+            record: Box::new(record),
+            url: url.to_owned(),
+        })
+    }
+
+    /// Who this desk's events are by.
+    pub fn person(&self) -> &str {
+        match self {
+            Record::Sqlite(record) => record.person(),
+            Record::Postgres { record, .. } => record.person(),
+        }
+    }
+
+    /// The team's address, when the record is a team's (for following it live).
+    pub fn team_url(&self) -> Option<&str> {
+        match self {
+            Record::Sqlite(_) => None,
+            Record::Postgres { url, .. } => Some(url),
+        }
+    }
+
+    pub async fn append(&self, event: &Event) -> Result<Appended, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.append(event)?,
+            Record::Postgres { record, .. } => record.append(event).await?,
+        })
+    }
+
+    pub async fn states(&self) -> Result<Vec<TicketState>, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.states()?,
+            Record::Postgres { record, .. } => record.states().await?,
+        })
+    }
+
+    pub async fn state(&self, ticket: &str) -> Result<Option<TicketState>, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.state(ticket)?,
+            Record::Postgres { record, .. } => record.state(ticket).await?,
+        })
+    }
+
+    pub async fn events_after(&self, seq: i64) -> Result<Vec<Stored>, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.events_after(seq)?,
+            Record::Postgres { record, .. } => record.events_after(seq).await?,
+        })
+    }
+
+    pub async fn ticket_events(&self, ticket: &str) -> Result<Vec<Stored>, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.ticket_events(ticket)?,
+            Record::Postgres { record, .. } => record.ticket_events(ticket).await?,
+        })
+    }
+
+    pub async fn last_seq(&self) -> Result<i64, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.last_seq()?,
+            Record::Postgres { record, .. } => record.last_seq().await?,
+        })
+    }
+
+    /// Runs cut off when a desk stopped, settled as needing a person: on a team's record only
+    /// those whose claim has run out (another desk may still be working the rest).
+    pub async fn settle_interrupted(&self) -> Result<Vec<Appended>, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.settle_interrupted()?,
+            Record::Postgres { record, .. } => record.settle_interrupted().await?,
+        })
+    }
+
+    /// Claims `ticket` for this desk before it works it. One person's desk holds every ticket
+    /// of its own (its data directory is locked); a team's desk is refused, with who holds it,
+    /// while another desk's claim lasts.
+    pub async fn claim(&self, ticket: &str) -> Result<(), EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(()),
+            Record::Postgres { record, .. } => {
+                record.claim(ticket).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Renews this desk's claim on `ticket` while it works it.
+    pub async fn renew(&self, ticket: &str) -> Result<(), EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(()),
+            Record::Postgres { record, .. } => {
+                record.renew(ticket).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Lets `ticket` go once this desk is done with it.
+    pub async fn release(&self, ticket: &str) -> Result<(), EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(()),
+            Record::Postgres { record, .. } => Ok(record.release(ticket).await?),
+        }
+    }
+
+    /// Who holds which ticket now: (ticket, person, until in unix ms). None on one person's
+    /// desk.
+    pub async fn owners(&self) -> Result<Vec<(String, String, i64)>, EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(vec![]),
+            Record::Postgres { record, .. } => Ok(record
+                .owners()
+                .await?
+                .into_iter()
+                .map(|c| (c.ticket, c.owner, c.until))
+                .collect()),
+        }
+    }
+}
