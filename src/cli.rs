@@ -56,6 +56,11 @@ pub enum Command {
     Queue(QueueArgs),
     /// Write the desk's record as a JSONL recording (for review, summary and replay:).
     Export(ExportArgs),
+    /// Set up a team's record in PostgreSQL, and its people.
+    Team {
+        #[command(subcommand)]
+        command: TeamCommand,
+    },
     /// Print the summary of a recorded run, computed from the recording alone.
     Summary {
         /// The recording (a directory of .jsonl batches, or one .jsonl file).
@@ -86,6 +91,34 @@ pub struct CommonArgs {
     /// Where pins, remembered server revisions and desk state live.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// A team's record: postgres://NAME@HOST:PORT/DB (the password from PGPASSWORD, a
+    /// .pgpass file, or the variable [desk] password_env names; never on the command line).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TeamCommand {
+    /// Create the schema and the group roles (desk_staff, desk_leads), as an admin role.
+    Init {
+        /// The admin's address: postgres://ADMIN@HOST:PORT/DB.
+        #[arg(long, value_name = "URL")]
+        store: String,
+    },
+    /// Add a person: their own login role, staff or lead.
+    Add {
+        /// The role's name, which is who the person is at every desk.
+        name: String,
+        /// A lead, who may also release refunds and take tickets over.
+        #[arg(long)]
+        lead: bool,
+        /// Take the password from this variable; without it one is made and printed once.
+        #[arg(long, value_name = "VAR")]
+        password_env: Option<String>,
+        /// The admin's address: postgres://ADMIN@HOST:PORT/DB.
+        #[arg(long, value_name = "URL")]
+        store: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -273,7 +306,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Review { path } => run_review(&path).await,
         Command::Serve { server } => crate::startup::serve::serve(server).await,
         Command::Run(args) => run(args).await,
-        Command::Queue(args) => queue(args),
+        Command::Queue(args) => queue(args).await,
+        Command::Team { command } => team(command).await,
         Command::Export(args) => {
             let (record, _) = startup::existing_record(args.common.data_dir.as_deref())?;
             let count = crate::record::export(&record, &args.out)?;
@@ -319,8 +353,9 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
             .unwrap_or("recordings/ticket-runs"),
     );
     let tickets = startup::load_tickets(&config)?;
-    let staff = startup::staff();
-    let storage = Storage::open(data_dir.clone(), &staff, &config.consent.allow)?;
+    let storage =
+        startup::storage(&config, &args.common, data_dir.clone(), &startup::staff()).await?;
+    let staff = storage.person();
     let handle = crate::host::task::spawn(HostSetup {
         parts: startup::host_parts(config, model, tickets.clone(), storage, None),
         answerers: Answerers {
@@ -342,12 +377,24 @@ async fn run_review(path: &std::path::Path) -> anyhow::Result<()> {
     crate::ui::terminal::run_review(crate::ui::review::ReviewScreen::new(review)).await
 }
 
-fn queue(args: QueueArgs) -> anyhow::Result<()> {
+async fn queue(args: QueueArgs) -> anyhow::Result<()> {
     let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
     let tickets = startup::load_tickets(&config)?;
-    let (record, path) = startup::existing_record(args.common.data_dir.as_deref())?;
-    let in_use = DeskRecord::in_use(&path);
-    let rows = crate::record::queue(&tickets, &record.states()?, in_use, &config.consent.allow);
+    let allow = &config.consent.allow;
+    let rows = match startup::team_url(&config, &args.common)? {
+        Some(url) => {
+            let record = crate::record::Record::team(&url, allow).await?;
+            let owners = record.owners().await?;
+            let mut rows = crate::record::queue(&tickets, &record.states().await?, true, allow);
+            crate::record::with_owners(&mut rows, &owners, crate::record::store::now_ms());
+            rows
+        }
+        None => {
+            let (record, path) = startup::existing_record(args.common.data_dir.as_deref())?;
+            let in_use = DeskRecord::in_use(&path);
+            crate::record::queue(&tickets, &record.states()?, in_use, allow)
+        }
+    };
     let text = if args.json {
         format!("{}\n", serde_json::json!({ "tickets": rows }))
     } else {
@@ -379,6 +426,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             accept_forms: matches!(args.lead, LeadScript::Accept),
         },
         record: args.record,
+        store: startup::team_url(&config, &args.common)?,
         data_dir: args.common.data_dir.clone(),
         notes: pairs("--note", &args.notes)?,
     };
@@ -425,4 +473,39 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+async fn team(command: TeamCommand) -> anyhow::Result<()> {
+    match command {
+        TeamCommand::Init { store } => {
+            crate::record::postgres::team_init(&store).await?;
+            write_stdout(
+                "the team's record is set up: add people with `support-desk team add NAME --store URL`\n",
+            )
+        }
+        TeamCommand::Add {
+            name,
+            lead,
+            password_env,
+            store,
+        } => {
+            let given = match &password_env {
+                Some(var) => Some(std::env::var(var).map_err(|_| {
+                    anyhow::anyhow!("--password-env {var}: the variable is not set")
+                })?),
+                None => None,
+            };
+            let password =
+                crate::record::postgres::team_add(&store, &name, lead, given.clone()).await?;
+            let role = if lead { "a lead" } else { "staff" };
+            let text = match given {
+                Some(_) => format!(
+                    "{name} is {role}, with the password from {}\n",
+                    password_env.unwrap_or_default()
+                ),
+                None => format!("{name} is {role}; their password (shown once): {password}\n"),
+            };
+            write_stdout(&text)
+        }
+    }
 }

@@ -19,6 +19,10 @@ pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeskConfig {
+    /// Where the desk's record lives: one person's SQLite file (the default) or a team's
+    /// PostgreSQL.
+    #[serde(default)]
+    pub desk: DeskSection,
     pub model: ModelConfig,
     pub limits: Limits,
     pub consent: ConsentConfig,
@@ -28,6 +32,18 @@ pub struct DeskConfig {
     /// Files in the `mcpServers` JSON format whose servers join `servers`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers_json: Vec<PathBuf>,
+}
+
+/// `[desk]`: the record's home.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeskSection {
+    /// `postgres://NAME@HOST:PORT/DB`: a team's record. The password is never written here:
+    /// it comes from `PGPASSWORD`, a `.pgpass` file, or the variable `password_env` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +157,9 @@ pub struct ServerConfig {
     /// Set false to keep a server from an earlier file out.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// The config file whose transport key says how the server is reached.
+    #[serde(skip)]
+    pub defined_in: Option<String>,
 }
 
 /// Written in a server's `args`, it stands for the desk's data directory, so a bundled server
@@ -309,20 +328,32 @@ impl DeskConfig {
     /// Parses TOML texts (name, text) and merges them, later tables over earlier ones.
     pub fn from_layers(layers: &[(&str, &str)]) -> Result<Self, ConfigError> {
         let mut merged = toml::Table::new();
+        let mut origins = BTreeMap::new();
         for (path, text) in layers {
-            let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Toml {
+            let mut table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Toml {
                 path: (*path).to_owned(),
                 message: e.to_string(),
             })?;
+            if let Some(toml::Value::Table(servers)) = table.remove("servers") {
+                let base = merged
+                    .entry("servers")
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                if let toml::Value::Table(base) = base {
+                    merge_servers(base, servers, path, &mut origins);
+                }
+            }
             merge(&mut merged, table);
         }
-        let config: Self =
+        let mut config: Self =
             toml::Value::Table(merged)
                 .try_into()
                 .map_err(|e: toml::de::Error| ConfigError::Toml {
                     path: layers.last().map_or("config", |(p, _)| p).to_owned(),
                     message: e.to_string(),
                 })?;
+        for (prefix, server) in &mut config.servers {
+            server.defined_in = origins.get(prefix).cloned();
+        }
         config.validate()?;
         Ok(config)
     }
@@ -368,6 +399,50 @@ fn valid_prefix(prefix: &str) -> bool {
 }
 
 /// Later tables win key by key; nested tables merge, everything else is replaced.
+/// The keys that say how a server is reached, each with the keys that only make sense with it.
+const TRANSPORTS: [(&str, &[&str]); 3] = [
+    ("command", &["args", "env"]),
+    ("in_process", &[]),
+    ("url", &["headers", "bearer_token_env", "ca_file"]),
+];
+
+/// Merges one layer's `[servers.*]` over the earlier ones: a server given a transport key
+/// (`command`, `in_process`, `url`) in a later file is reached that way alone, so moving the
+/// bundled shop to a URL needs only `url = "…"`.
+fn merge_servers(
+    base: &mut toml::Table,
+    over: toml::Table,
+    layer: &str,
+    origins: &mut BTreeMap<String, String>,
+) {
+    for (prefix, server) in over {
+        let (Some(toml::Value::Table(earlier)), toml::Value::Table(later)) =
+            (base.get_mut(&prefix), &server)
+        else {
+            if server.is_table() {
+                origins.insert(prefix.clone(), layer.to_owned());
+            }
+            base.insert(prefix, server);
+            continue;
+        };
+        if TRANSPORTS.iter().any(|(key, _)| later.contains_key(*key)) {
+            for (key, companions) in TRANSPORTS {
+                earlier.remove(key);
+                for companion in companions {
+                    if !later.contains_key(*companion) {
+                        earlier.remove(*companion);
+                    }
+                }
+            }
+            origins.insert(prefix.clone(), layer.to_owned());
+        }
+        let toml::Value::Table(later) = server else {
+            continue;
+        };
+        merge(earlier, later);
+    }
+}
+
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
@@ -451,6 +526,37 @@ pub fn resolve_value(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_file_that_gives_a_server_a_url_moves_it_off_its_command() {
+        let user = "[servers.shop]\nurl = \"http://127.0.0.1:8931/mcp\"\nbearer_token_env = \"SHOP_TOKEN\"\n";
+        let config = DeskConfig::from_layers(&[
+            ("config/desk.toml", DEFAULT_TOML),
+            ("/home/ana/.config/support-desk/desk.toml", user),
+        ])
+        .expect("the shop moves to a URL");
+        let shop = &config.servers["shop"];
+        assert_eq!(
+            (
+                shop.command.as_deref(),
+                shop.args.len(),
+                shop.url.as_deref()
+            ),
+            (None, 0, Some("http://127.0.0.1:8931/mcp"))
+        );
+        assert!(
+            shop.attach_resources,
+            "what is not about the transport stays"
+        );
+        assert_eq!(
+            shop.defined_in.as_deref(),
+            Some("/home/ana/.config/support-desk/desk.toml")
+        );
+        assert_eq!(
+            config.servers["partner"].defined_in.as_deref(),
+            Some("config/desk.toml")
+        );
+    }
 
     #[test]
     fn the_built_in_default_has_the_chapters_limits_and_two_servers() {

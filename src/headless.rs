@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub prompt: Option<PersonPrompt>,
     pub script: Script,
     pub record: Option<PathBuf>,
+    /// A team's record (PostgreSQL) to work on instead of a data directory's own.
+    pub store: Option<String>,
     pub data_dir: Option<PathBuf>,
     /// Extra facts for the manifest (the model file, its hash, the runtime).
     pub notes: BTreeMap<String, String>,
@@ -101,7 +103,10 @@ pub(super) async fn work(
     };
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("creating the data directory {}", data_dir.display()))?;
-    let storage = Storage::open(data_dir, RUN_PERSON, &config.consent.allow)?;
+    let storage = match &options.store {
+        Some(url) => Storage::team(url, data_dir, &config.consent.allow).await?,
+        None => Storage::open(data_dir, RUN_PERSON, &config.consent.allow)?,
+    };
     let HostHandle {
         commands,
         mut events,

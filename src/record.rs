@@ -81,6 +81,9 @@ pub struct QueueRow {
     pub reason: Option<String>,
     /// The first line of the reply that was sent.
     pub sent: Option<String>,
+    /// On a team's record: the desk holding the ticket now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// Every ticket of the queue with its state as the record has it (`new` when it has none).
@@ -117,9 +120,21 @@ pub fn queue(
                 sent: state
                     .sent
                     .map(|s| s.text.lines().next().unwrap_or_default().to_owned()),
+                owner: None,
             }
         })
         .collect()
+}
+
+/// The rows with who holds each ticket now: (ticket, person, until in unix ms); a claim that
+/// ran out by `now` holds nothing.
+pub fn with_owners(rows: &mut [QueueRow], owners: &[(String, String, i64)], now: i64) {
+    for row in rows {
+        row.owner = owners
+            .iter()
+            .find(|(ticket, _, until)| *ticket == row.id && *until > now)
+            .map(|(_, owner, _)| owner.clone());
+    }
 }
 
 /// `queue` as a table for people.
@@ -135,6 +150,9 @@ pub fn queue_text(rows: &[QueueRow]) -> String {
         }
         if let Some(sent) = &row.sent {
             line.push_str(&format!(" · sent: {sent}"));
+        }
+        if let Some(owner) = &row.owner {
+            line.push_str(&format!(" · held by {owner}"));
         }
         text.push_str(line.trim_end());
         text.push('\n');

@@ -182,3 +182,50 @@ pub fn host_parts(
         servers: bundled_servers(),
     }
 }
+
+/// The team's record this desk works on, if any: `--store`, else `[desk] store`. A password
+/// the config's `password_env` names is put into the address in memory only.
+pub fn team_url(
+    config: &DeskConfig,
+    common: &crate::cli::CommonArgs,
+) -> anyhow::Result<Option<String>> {
+    let Some(url) = common.store.clone().or_else(|| config.desk.store.clone()) else {
+        return Ok(None);
+    };
+    let Some(var) = &config.desk.password_env else {
+        return Ok(Some(url));
+    };
+    let password = std::env::var(var)
+        .map_err(|_| anyhow::anyhow!("[desk] password_env names {var}, which is not set"))?;
+    let Some((scheme, rest)) = url.split_once("://") else {
+        bail!("{url} is not a postgres:// address");
+    };
+    let Some((user, host)) = rest.split_once('@') else {
+        bail!("{url} names no person: write postgres://NAME@HOST:PORT/DB");
+    };
+    let user = user.split(':').next().unwrap_or(user);
+    let password = password
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect::<String>();
+    Ok(Some(format!("{scheme}://{user}:{password}@{host}")))
+}
+
+/// The desk's record: the team's when one is named, else the data directory's own file.
+pub async fn storage(
+    config: &DeskConfig,
+    common: &crate::cli::CommonArgs,
+    data_dir: PathBuf,
+    person: &str,
+) -> anyhow::Result<Storage> {
+    let allow = &config.consent.allow;
+    Ok(match team_url(config, common)? {
+        Some(url) => Storage::team(&url, data_dir, allow).await?,
+        None => Storage::open(data_dir, person, allow)?,
+    })
+}

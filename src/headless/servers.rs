@@ -19,6 +19,11 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
     // How each server is reached, and for https what its certificate says, read from one
     // TLS handshake of its own.
     let mut reached = BTreeMap::new();
+    let defined_in: BTreeMap<String, String> = config
+        .servers
+        .iter()
+        .filter_map(|(prefix, s)| Some((prefix.clone(), s.defined_in.clone()?)))
+        .collect();
     for (prefix, server) in config.enabled_servers() {
         let Ok(transport) = server.transport(prefix) else {
             continue;
@@ -56,7 +61,11 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
     let pins = host.pin_report().await;
     let mut out = String::new();
     for server in host.servers() {
-        out.push_str(&format!("{}  ({})\n", server.prefix, server.origin));
+        let from = defined_in
+            .get(&server.prefix)
+            .map(|file| format!(" · from {file}"))
+            .unwrap_or_default();
+        out.push_str(&format!("{}  ({}){from}\n", server.prefix, server.origin));
         for line in reached.get(&server.prefix).into_iter().flatten() {
             out.push_str(line);
             out.push('\n');

@@ -67,6 +67,14 @@ impl Storage {
         })
     }
 
+    /// Who this desk's events are by: the record's word (on a team's record, the role it
+    /// logged in as).
+    pub fn person(&self) -> String {
+        self.record
+            .as_ref()
+            .map_or_else(|| "desk".to_owned(), |r| r.person().to_owned())
+    }
+
     /// The team's record at `url` (PostgreSQL), with `data_dir` for this desk's own files
     /// (pins, logs, the bundled shop's database).
     pub async fn team(url: &str, data_dir: PathBuf, allow: &[String]) -> Result<Self, EngineError> {
