@@ -7,6 +7,7 @@ pub mod render;
 pub mod review;
 pub mod sanitize;
 pub mod terminal;
+pub mod text;
 pub mod theme;
 pub mod transcript;
 

@@ -8,8 +8,9 @@ use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragra
 
 use super::app::{App, Modal, Picker, PickerKind, QueueItem, Status, queue_offset};
 use super::sanitize::{clean, one_line};
+use super::text::{centred, push_wrapped, wrap};
 use super::theme;
-use super::transcript::{self, push_wrapped, wrap};
+use super::transcript;
 use crate::host::api::{Lifecycle, rfc3339};
 
 pub fn render(app: &App, frame: &mut Frame) {
@@ -322,17 +323,6 @@ fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let width = width.min(area.width);
-    let height = height.min(area.height);
-    Rect::new(
-        area.x + (area.width - width) / 2,
-        area.y + (area.height - height) / 2,
-        width,
-        height,
-    )
-}
-
 pub const KEYS: [(&str, &str); 20] = [
     ("↑/↓ or j/k", "pick a ticket"),
     ("w", "work the selected ticket (again)"),
@@ -366,7 +356,7 @@ pub const KEYS: [(&str, &str); 20] = [
 ];
 
 fn render_help(frame: &mut Frame, area: Rect) {
-    let rect = centered(area, 72, KEYS.len() as u16 + 4);
+    let rect = centred(area, 72, KEYS.len() as u16 + 4);
     frame.render_widget(Clear, rect);
     let lines: Vec<Line> = KEYS
         .iter()
@@ -420,7 +410,7 @@ fn render_picker(app: &App, picker: &Picker, frame: &mut Frame, area: Rect) {
                 .collect(),
         ),
     };
-    let rect = centered(
+    let rect = centred(
         area,
         area.width.saturating_sub(8).max(40),
         (rows.len() as u16 + 2).clamp(4, 16),

@@ -20,8 +20,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph};
 
 use super::sanitize::{clean, one_line};
+use super::text::{flow, push_wrapped, wrap};
 use super::theme;
-use super::transcript::{self, push_wrapped, wrap};
+use super::transcript;
 use crate::host::api::{Entry, EntryKind};
 use crate::recording::review::{Review, ReviewTicket};
 
@@ -298,7 +299,8 @@ impl ReviewScreen {
         if review.truncated {
             figures.push("the recording's last line was cut off".to_owned());
         }
-        lines.extend(flow(&figures, " · ", width).into_iter().map(Line::from));
+        let items = figures.into_iter().map(|f| vec![Span::raw(f)]).collect();
+        lines.extend(flow(items, Span::raw(" · "), width));
         lines
     }
 
@@ -599,28 +601,6 @@ fn history_lines(
 /// `1 refund issued`, `3 refunds issued`.
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// `items` joined by `separator`, a new line wherever the next item would not fit.
-fn flow(items: &[String], separator: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines: Vec<String> = vec![];
-    let mut current = String::new();
-    for item in items {
-        let joined = format!("{current}{separator}{item}");
-        if current.is_empty() {
-            current = item.clone();
-        } else if joined.chars().count() <= width {
-            current = joined;
-        } else {
-            lines.extend(wrap(&current, width));
-            current = item.clone();
-        }
-    }
-    if !current.is_empty() {
-        lines.extend(wrap(&current, width));
-    }
-    lines
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::sanitize::{clean, one_line};
+use super::text::push_wrapped;
 use super::theme;
 use crate::host::api::{Entry, EntryKind, Outcome, rfc3339};
 
@@ -316,58 +317,6 @@ fn push_findings(lines: &mut Vec<Line<'static>>, findings: &[String], width: usi
             "  ",
         );
     }
-}
-
-/// Each line of `text` wrapped at `width` after `indent`, keeping a line's own indentation
-/// (pretty JSON) within reason.
-pub fn push_wrapped(
-    lines: &mut Vec<Line<'static>>,
-    text: &str,
-    width: usize,
-    style: Style,
-    indent: &str,
-) {
-    for raw in text.lines() {
-        if raw.trim().is_empty() {
-            lines.push(Line::raw(""));
-            continue;
-        }
-        let own = raw.len() - raw.trim_start().len();
-        let lead = format!("{indent}{}", " ".repeat(own.min(width / 3)));
-        let room = width.saturating_sub(lead.chars().count()).max(8);
-        for piece in wrap(raw.trim_start(), room) {
-            lines.push(Line::styled(format!("{lead}{piece}"), style));
-        }
-    }
-}
-
-/// Greedy word wrap by characters; words longer than the width are cut.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let word_len = word.chars().count();
-        let line_len = line.chars().count();
-        if line_len > 0 && line_len + 1 + word_len > width {
-            out.push(std::mem::take(&mut line));
-        }
-        if word_len > width {
-            let chars: Vec<char> = word.chars().collect();
-            for chunk in chars.chunks(width) {
-                if !line.is_empty() {
-                    out.push(std::mem::take(&mut line));
-                }
-                line = chunk.iter().collect();
-            }
-            continue;
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push(line);
-    out
 }
 
 /// The entry's lines with nothing folded: a long tool result in full (review mode's Enter).

@@ -12,9 +12,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding, Paragraph};
 use tui_textarea::TextArea;
 
-use super::consent::{centred, char_width, wrapped};
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::{centred, char_width, wrapped};
 use crate::ui::theme;
 
 const MAX_WIDTH: u16 = 110;

@@ -525,7 +525,6 @@ fn fields_of(ask: &FormAsk) -> &[Field] {
 }
 
 mod view;
-mod wrap;
 
 #[cfg(test)]
 mod tests;

@@ -11,11 +11,15 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding};
 
-use super::wrap::{Wrapper, flow, indent, indent_by, key_lines, text_width, wrap};
 use super::{Editor, FormModal, INDENT, MAX_WIDTH, NUMBER_WIDTH, SIDE_CHROME, Step};
 use crate::host::api::{Field, FieldKind, FieldValue, FormKind, TextFormat};
 use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::{self, flow, indent_by, key_lines, wrap_anywhere, wrap_styled as wrap};
 use crate::ui::theme;
+
+fn indent(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    indent_by(lines, INDENT)
+}
 
 impl FormModal {
     /// Draws the modal centred in `area`, over whatever is there.
@@ -89,7 +93,7 @@ impl FormModal {
             1 => Some(" 1 field needs fixing before review ".to_owned()),
             n => Some(format!(" {n} fields need fixing before review ")),
         };
-        let used = fixing.as_deref().map_or(0, text_width) + 1;
+        let used = fixing.as_deref().map_or(0, text::width) + 1;
         let mut spans = Vec::new();
         if let Some(fixing) = fixing {
             spans.push(Span::styled("─", theme::dim()));
@@ -180,7 +184,7 @@ impl FormModal {
         }
         keys.push(("Ctrl-D", "declines: the server is told no"));
         keys.push(("Esc", "cancels: the server is told you dismissed it"));
-        key_lines(&keys, width)
+        key_lines(&keys, theme::key(), width)
     }
 
     fn field_keys(&self) -> Vec<(&'static str, &'static str)> {
@@ -299,7 +303,7 @@ impl FormModal {
                         vec![Span::styled(format!("{mark}{label}"), chosen(picked))]
                     })
                     .collect();
-                body.lines(indent(flow(items, "   ", inner)));
+                body.lines(indent(flow(items, Span::raw("   "), inner)));
             }
             (Editor::Choices { picked, cursor }, FieldKind::Choices { options, .. }) => {
                 for (n, (option, picked)) in options.iter().zip(picked).enumerate() {
@@ -367,11 +371,10 @@ impl FormModal {
             ],
             None => vec![(url.as_str(), theme::untrusted())],
         };
-        let mut wrapper = Wrapper::new(width.saturating_sub(2));
-        for (text, style) in segments {
-            wrapper.chars(text, style);
-        }
-        body.lines(indent_by(wrapper.finish(), 2));
+        body.lines(indent_by(
+            wrap_anywhere(&segments, width.saturating_sub(2)),
+            2,
+        ));
         match host {
             Some(host) => body.lines(wrap(
                 &[
