@@ -42,7 +42,11 @@ impl FormModal {
         let offset = self.offset(&body, body_height);
 
         let server = one_line(&self.ask.server);
-        let title = Line::from(format!(" Input request from {server} ")).style(theme::title());
+        let title = match &self.heading {
+            Some(_) => " The desk asks ".to_owned(),
+            None => format!(" Input request from {server} "),
+        };
+        let title = Line::from(title).style(theme::title());
         let mut block = Block::bordered()
             .title(title)
             .padding(Padding::horizontal(1));
@@ -146,10 +150,13 @@ impl FormModal {
     /// Who asks, from where, for which ticket: always on screen.
     fn header(&self, width: usize) -> Vec<Line<'static>> {
         let server = one_line(&self.ask.server);
-        let mut lines = wrap(
-            &[(&server, theme::title()), (" asks:", Style::default())],
-            width,
-        );
+        let mut lines = match &self.heading {
+            Some(heading) => wrap(&[(&one_line(heading), theme::title())], width),
+            None => wrap(
+                &[(&server, theme::title()), (" asks:", Style::default())],
+                width,
+            ),
+        };
         let mut from = format!("from {}", one_line(&self.ask.origin));
         if let Some(ticket) = &self.ask.ticket {
             from.push_str(&format!(" · ticket {}", one_line(ticket)));
