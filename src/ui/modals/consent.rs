@@ -184,6 +184,19 @@ impl ConsentModal {
             width,
         ));
 
+        lines.extend(self.claims_lines(width));
+        lines.extend(self.warning_lines(width));
+        lines.extend(self.argument_lines(width));
+        lines
+    }
+
+    /// What the tool's annotations claim, and why the host asks.
+    fn claims_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let indent = " ".repeat(LABEL_WIDTH);
+        let label = |text: &str| Span::styled(format!("{text:<LABEL_WIDTH$}"), theme::dim());
+        let rest = || Span::raw(indent.clone());
+        let mut lines = Vec::new();
         let claims = claims(&ask.hints);
         let mut claim_segments = Vec::new();
         for (i, (claim, style)) in claims.iter().enumerate() {
@@ -211,6 +224,13 @@ impl ConsentModal {
             width,
         ));
 
+        lines
+    }
+
+    /// Each value seen nowhere before, and a changed definition with its diff.
+    fn warning_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let mut lines = Vec::new();
         for unseen in &ask.unseen {
             let (argument, value) = (one_line(&unseen.argument), one_line(&unseen.value));
             lines.push(Line::default());
@@ -241,6 +261,14 @@ impl ConsentModal {
             }
         }
 
+        lines
+    }
+
+    /// Every argument, its value lined up after its name.
+    fn argument_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let label = |text: &str| Span::styled(format!("{text:<LABEL_WIDTH$}"), theme::dim());
+        let mut lines = Vec::new();
         lines.push(Line::default());
         if ask.arguments.is_empty() {
             lines.push(Line::from(vec![

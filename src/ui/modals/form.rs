@@ -534,6 +534,7 @@ fn fields_of(ask: &FormAsk) -> &[Field] {
     }
 }
 
+mod hints;
 mod view;
 
 #[cfg(test)]

@@ -11,8 +11,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding};
 
+use super::hints::shown_value;
 use super::{Editor, FormModal, INDENT, MAX_WIDTH, NUMBER_WIDTH, SIDE_CHROME, Step};
-use crate::host::api::{Field, FieldKind, FieldValue, FormKind, TextFormat};
+use crate::host::api::{Field, FieldKind, FormKind};
 use crate::ui::sanitize::{clean, one_line};
 use crate::ui::text::{self, flow, indent_by, key_lines, wrap_anywhere, wrap_styled as wrap};
 use crate::ui::theme;
@@ -283,6 +284,26 @@ impl FormModal {
             let description = clean(description);
             body.lines(indent(wrap(&[(&description, theme::dim())], inner)));
         }
+        let cursor_row = self.widget_rows(index, field, editor, inner, body);
+        let problems = self.problems.iter().filter(|p| p.field == field.name);
+        for problem in problems.filter(|_| self.shown[index]) {
+            let text = format!("✗ {}", problem.problem);
+            body.lines(indent(wrap(&[(&text, theme::danger())], inner)));
+        }
+        cursor_row
+    }
+
+    /// The field's widget: a text input, a yes/no, options to choose. Returns the row of a
+    /// multi-choice cursor.
+    fn widget_rows(
+        &self,
+        index: usize,
+        field: &Field,
+        editor: &Editor,
+        inner: usize,
+        body: &mut Body,
+    ) -> Option<usize> {
+        let focused = index == self.focus;
         let chosen = |yes: bool| {
             if focused && yes {
                 theme::selected()
@@ -331,11 +352,6 @@ impl FormModal {
             }
             // An editor is made from its field's kind, so the two always agree.
             (Editor::Choice(_) | Editor::Choices { .. }, _) => {}
-        }
-        let problems = self.problems.iter().filter(|p| p.field == field.name);
-        for problem in problems.filter(|_| self.shown[index]) {
-            let text = format!("✗ {}", problem.problem);
-            body.lines(indent(wrap(&[(&text, theme::danger())], inner)));
         }
         cursor_row
     }
@@ -410,97 +426,6 @@ impl FormModal {
     }
 }
 
-impl Editor {
-    /// What the field accepts, in words (dim, beside its title).
-    fn hint(&self, field: &Field) -> Option<String> {
-        match &field.kind {
-            FieldKind::Text {
-                min_length,
-                max_length,
-                format,
-                ..
-            } => {
-                let typed = match self {
-                    Self::Text(input) => input.lines().concat().chars().count(),
-                    _ => 0,
-                };
-                let min_length = min_length.filter(|&min| min > 0);
-                let length = match (min_length, max_length) {
-                    (Some(min), Some(max)) => {
-                        Some(format!("{min} to {max} characters ({typed} so far)"))
-                    }
-                    (None, Some(max)) => Some(format!("at most {max} characters ({typed} so far)")),
-                    (Some(min), None) => Some(format!("at least {min} characters")),
-                    (None, None) => None,
-                };
-                let format = format.map(|format| match format {
-                    TextFormat::Email => "an email address like name@example.com".to_owned(),
-                    TextFormat::Uri => "a web address like https://example.com".to_owned(),
-                    TextFormat::Date => "a date like 2026-03-31".to_owned(),
-                    TextFormat::DateTime => "a date and time like 2026-03-31T14:30:00Z".to_owned(),
-                });
-                let parts: Vec<String> = format.into_iter().chain(length).collect();
-                (!parts.is_empty()).then(|| parts.join(" · "))
-            }
-            FieldKind::Number {
-                minimum, maximum, ..
-            } => Some(format!("a number{}", bounds(*minimum, *maximum))),
-            FieldKind::Integer {
-                minimum, maximum, ..
-            } => Some(format!("a whole number{}", bounds(*minimum, *maximum))),
-            FieldKind::Boolean { .. } | FieldKind::Choice { .. } => None,
-            FieldKind::Choices {
-                min_items,
-                max_items,
-                ..
-            } => {
-                let picked = match self {
-                    Self::Choices { picked, .. } => picked.iter().filter(|p| **p).count(),
-                    _ => 0,
-                };
-                let range = match (min_items, max_items) {
-                    (Some(min), Some(max)) if min == max => format!("pick {min}"),
-                    (Some(min), Some(max)) => format!("pick {min} to {max}"),
-                    (Some(min), None) => format!("pick at least {min}"),
-                    (None, Some(max)) => format!("pick at most {max}"),
-                    (None, None) => "pick any".to_owned(),
-                };
-                Some(format!("{range} ({picked} picked)"))
-            }
-        }
-    }
-}
-
-/// A value as the review shows it: what is sent, with an option's label beside its value.
-fn shown_value(field: &Field, value: &FieldValue) -> String {
-    let label = |value: &str| {
-        let options = match &field.kind {
-            FieldKind::Choice { options, .. } | FieldKind::Choices { options, .. } => {
-                options.as_slice()
-            }
-            _ => &[],
-        };
-        let option = options.iter().find(|option| option.value == value);
-        match option.map(|option| one_line(&option.label)) {
-            Some(label) if label != value => format!("{label} ({})", one_line(value)),
-            _ => one_line(value),
-        }
-    };
-    match value {
-        FieldValue::Text(text) => format!("\"{}\"", one_line(text)),
-        FieldValue::Number(n) => n.to_string(),
-        FieldValue::Integer(n) => n.to_string(),
-        FieldValue::Boolean(true) => "yes".to_owned(),
-        FieldValue::Boolean(false) => "no".to_owned(),
-        FieldValue::Choice(value) => label(value),
-        FieldValue::Choices(values) if values.is_empty() => "none picked".to_owned(),
-        FieldValue::Choices(values) => {
-            let labels: Vec<String> = values.iter().map(|value| label(value)).collect();
-            labels.join(", ")
-        }
-    }
-}
-
 /// Where a URL really leads: the host after `scheme://` and any `user@`, before a port or
 /// path. Browsers read `\` as `/`, so it ends the host too.
 pub(super) fn host_range(url: &str) -> Option<Range<usize>> {
@@ -549,14 +474,5 @@ impl Body {
 
     fn blank(&mut self) {
         self.rows.push(Row::Line(Line::default()));
-    }
-}
-
-fn bounds<T: std::fmt::Display>(minimum: Option<T>, maximum: Option<T>) -> String {
-    match (minimum, maximum) {
-        (Some(min), Some(max)) => format!(" between {min} and {max}"),
-        (Some(min), None) => format!(", at least {min}"),
-        (None, Some(max)) => format!(", at most {max}"),
-        (None, None) => String::new(),
     }
 }
