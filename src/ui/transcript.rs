@@ -78,11 +78,7 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             lines.push(Line::styled("model said:", theme::title()));
             push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
         }
-        EntryKind::Unreadable { raw, problem, .. } => {
-            let text = format!("model's answer could not be used: {}", one_line(problem));
-            push_wrapped(lines, &text, width, theme::warning(), "");
-            push_wrapped(lines, &clean(raw), width, theme::untrusted(), "  ");
-        }
+        EntryKind::Unreadable { raw, problem, .. } => unreadable(lines, raw, problem, width),
         EntryKind::Call {
             tool, arguments, ..
         } => call(lines, tool, arguments, width),
@@ -98,14 +94,7 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             message,
             action,
             ..
-        } => {
-            lines.push(Line::styled(
-                format!("  ? {} asked:", one_line(server)),
-                theme::warning(),
-            ));
-            push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
-            lines.push(Line::raw(format!("    answer: {}", one_line(action))));
-        }
+        } => input(lines, server, message, action, width),
         EntryKind::Outcome {
             tool,
             outcome,
@@ -114,10 +103,7 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             ..
         } => tool_outcome(lines, tool, *outcome, text, *truncated, width),
         EntryKind::Draft { text, findings } => {
-            lines.push(Line::raw(""));
-            lines.push(Line::styled("Draft reply:", theme::title()));
-            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
-            push_findings(lines, findings, width);
+            reply(lines, "Draft reply:".to_owned(), text, findings, width)
         }
         EntryKind::RunEnded {
             model_calls,
@@ -131,13 +117,8 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             width,
         ),
         EntryKind::Edited { by, text, findings } => {
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!("Reply edited by {}{}:", one_line(by), at_only(entry)),
-                theme::title(),
-            ));
-            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
-            push_findings(lines, findings, width);
+            let heading = format!("Reply edited by {}{}:", one_line(by), at_only(entry));
+            reply(lines, heading, text, findings, width)
         }
         EntryKind::Sent {
             by,
@@ -170,6 +151,35 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             "  ",
         ),
     }
+}
+
+fn unreadable(lines: &mut Vec<Line<'static>>, raw: &str, problem: &str, width: usize) {
+    let text = format!("model's answer could not be used: {}", one_line(problem));
+    push_wrapped(lines, &text, width, theme::warning(), "");
+    push_wrapped(lines, &clean(raw), width, theme::untrusted(), "  ");
+}
+
+fn input(lines: &mut Vec<Line<'static>>, server: &str, message: &str, action: &str, width: usize) {
+    lines.push(Line::styled(
+        format!("  ? {} asked:", one_line(server)),
+        theme::warning(),
+    ));
+    push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
+    lines.push(Line::raw(format!("    answer: {}", one_line(action))));
+}
+
+/// A draft or an edited reply, with the checks' findings under it.
+fn reply(
+    lines: &mut Vec<Line<'static>>,
+    heading: String,
+    text: &str,
+    findings: &[String],
+    width: usize,
+) {
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(heading, theme::title()));
+    push_wrapped(lines, &clean(text), width, Style::default(), "  ");
+    push_findings(lines, findings, width);
 }
 
 fn run_started(
