@@ -724,7 +724,8 @@ fn help_explains_every_status_word_and_every_sign() {
     ] {
         assert!(seen.contains(&format!(" {word}  ")), "{word} is explained");
     }
-    for sign in ["→", "←", "✓", "✗", "⚠", "✉", "⇢", "✎", "══", "──", "€", "»"] {
+    for sign in ["→", "←", "✓", "✗", "⚠", "✉", "⇢", "✎", "══", "──", "€", "»"]
+    {
         assert!(seen.contains(sign), "{sign} is explained");
     }
     insta::assert_snapshot!("desk_help_legend_80x24", screen(&app, 80, 24));
@@ -737,7 +738,11 @@ fn slash_finds_a_ticket_by_id_customer_or_words_and_n_steps_through_them() {
     typed(&mut app, "skillet");
     insta::assert_snapshot!("desk_search_typed_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(selected_id(&app), "T-0002", "the first ticket about a skillet");
+    assert_eq!(
+        selected_id(&app),
+        "T-0002",
+        "the first ticket about a skillet"
+    );
     insta::assert_snapshot!("desk_search_found_80x24", screen(&app, 80, 24));
 
     let first = selected_id(&app);
@@ -748,13 +753,20 @@ fn slash_finds_a_ticket_by_id_customer_or_words_and_n_steps_through_them() {
     app.on_key(key(KeyCode::Enter));
     assert_eq!(selected_id(&app), second, "Enter again is the next one");
     app.on_key(key(KeyCode::Esc));
-    assert!(app.search.is_none(), "Esc ends the search on the ticket found");
+    assert!(
+        app.search.is_none(),
+        "Esc ends the search on the ticket found"
+    );
     assert_eq!(selected_id(&app), second);
 
     app.on_key(key(KeyCode::Char('/')));
     typed(&mut app, "c-0156");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(selected_id(&app), "T-0003", "a customer's id finds their ticket");
+    assert_eq!(
+        selected_id(&app),
+        "T-0003",
+        "a customer's id finds their ticket"
+    );
 
     app.on_key(key(KeyCode::Char('/')));
     typed(&mut app, "T-0009");
@@ -767,7 +779,10 @@ fn slash_finds_a_ticket_by_id_customer_or_words_and_n_steps_through_them() {
     app.on_key(key(KeyCode::Enter));
     assert_eq!(selected_id(&app), "T-0009", "an id finds its ticket");
     app.on_key(key(KeyCode::Char('e')));
-    assert!(app.search.is_none(), "any other key ends the search and acts");
+    assert!(
+        app.search.is_none(),
+        "any other key ends the search and acts"
+    );
     assert!(matches!(app.modal, Some(Modal::Draft(..))));
 }
 
