@@ -361,6 +361,7 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
                 accept_forms: false,
             },
             record: Some(dir.join("replay")),
+            store: None,
             data_dir: Some(dir.join("data")),
             notes: Default::default(),
         };
@@ -411,6 +412,7 @@ fn concurrency(runtime: &Runtime, report: &mut Report) {
                     accept_forms: false,
                 },
                 record: None,
+                store: None,
                 data_dir: Some(scratch.path().join("data")),
                 notes: Default::default(),
             };

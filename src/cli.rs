@@ -11,7 +11,6 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::headless::{RunOptions, Script};
 use crate::host::api::PersonPrompt;
-use crate::host::core::Storage;
 use crate::host::task::{Answerers, HostSetup};
 use crate::record::DeskRecord;
 use crate::startup::{self, Overrides};

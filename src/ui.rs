@@ -2,11 +2,17 @@
 //! questions, and sends `Command`s, all through the host's channels.
 
 pub mod app;
+pub mod keymap;
 pub mod modals;
+pub mod panes;
+pub mod questions;
+pub mod queue;
 pub mod render;
 pub mod review;
 pub mod sanitize;
+pub mod search;
 pub mod terminal;
+pub mod text;
 pub mod theme;
 pub mod transcript;
 

@@ -1,155 +1,31 @@
 //! The desk's state and how it changes: host events in, key presses in, commands out.
-//! Drawing only reads this (see `render`).
+//!
+//! A key goes through the keymap to an `Action`, and `update` applies it; a modal that is
+//! open sees its keys first (`app/modal_keys.rs`). Drawing only reads this (see `render`);
+//! nothing here draws, and nothing here talks to the host but the `Command`s it returns.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
-use super::ModalOutcome;
+use super::keymap::{self, Action};
 use super::modals::consent::ConsentModal;
-use super::modals::draft::{DraftAction, DraftEditor};
+use super::modals::draft::DraftEditor;
 use super::modals::form::FormModal;
 use super::modals::note::NoteInput;
+pub use super::questions::{Asked, Questions};
+pub use super::queue::{Filter, QueueItem, Status};
 use super::review::{ReviewKey, ReviewScreen};
+use super::sanitize::clean;
+use super::search::Search;
 use crate::host::api::{
-    Command, ConsentAnswer, ConsentAsk, Entry, EntryKind, Field, FieldKind, FieldValue, FormAnswer,
-    FormAsk, FormKind, HostEvent, Lifecycle, Pending, PersonPrompt, PromptInfo, Question,
-    ResourceInfo, ServerSummary, Ticket, TicketState, rfc3339,
+    Command, ConsentAnswer, ConsentAsk, Entry, EntryKind, FormAnswer, FormAsk, HostEvent,
+    Lifecycle, Pending, PromptInfo, Question, ResourceInfo, ServerSummary, Ticket, TicketState,
+    rfc3339,
 };
 
-/// Where a ticket stands, as the queue shows it: its state in the record, or the question it
-/// waits on at this desk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    New,
-    Working,
-    NeedsConsent,
-    NeedsLead,
-    Drafted,
-    NeedsPerson,
-    HandedOver,
-    Sent,
-}
-
-impl Status {
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::New => "new",
-            Status::Working => "working",
-            Status::NeedsConsent => "needs consent",
-            Status::NeedsLead => "needs lead",
-            Status::Drafted => "drafted",
-            Status::NeedsPerson => "needs person",
-            Status::HandedOver => "handed over",
-            Status::Sent => "sent",
-        }
-    }
-
-    fn of(state: Lifecycle) -> Self {
-        match state {
-            Lifecycle::New => Status::New,
-            Lifecycle::Working => Status::Working,
-            Lifecycle::Drafted => Status::Drafted,
-            Lifecycle::NeedsPerson => Status::NeedsPerson,
-            Lifecycle::HandedOver => Status::HandedOver,
-            Lifecycle::Sent => Status::Sent,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Filter {
-    All,
-    /// Waiting on a person: a question, a draft to send, a ticket that needs a person.
-    NeedsMe,
-    /// Needs a person, or handed over to one.
-    NeedsPerson,
-}
-
-impl Filter {
-    pub fn label(self) -> &'static str {
-        match self {
-            Filter::All => "all",
-            Filter::NeedsMe => "needs me",
-            Filter::NeedsPerson => "needs a person",
-        }
-    }
-
-    fn next(self) -> Self {
-        match self {
-            Filter::All => Filter::NeedsMe,
-            Filter::NeedsMe => Filter::NeedsPerson,
-            Filter::NeedsPerson => Filter::All,
-        }
-    }
-
-    fn admits(self, status: Status) -> bool {
-        match self {
-            Filter::All => true,
-            Filter::NeedsMe => matches!(
-                status,
-                Status::NeedsConsent | Status::NeedsLead | Status::Drafted | Status::NeedsPerson
-            ),
-            Filter::NeedsPerson => matches!(status, Status::NeedsPerson | Status::HandedOver),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct QueueItem {
-    pub ticket: Ticket,
-    /// The ticket's state as the desk's record holds it.
-    pub state: TicketState,
-    /// The question this desk is waiting on a person for, while the run is under way.
-    pub asking: Option<Status>,
-    pub status: Status,
-}
-
-impl QueueItem {
-    fn new(ticket: Ticket) -> Self {
-        let state = TicketState::new(&ticket.ticket_id);
-        Self {
-            ticket,
-            state,
-            asking: None,
-            status: Status::New,
-        }
-    }
-
-    fn set_state(&mut self, state: TicketState) {
-        if state.state != Lifecycle::Working {
-            self.asking = None;
-        }
-        self.state = state;
-        self.refresh();
-    }
-
-    fn refresh(&mut self) {
-        self.status = self.asking.unwrap_or(Status::of(self.state.state));
-    }
-}
-
-/// A question waiting for a person.
-pub enum Asked {
-    Consent(Pending<ConsentAsk, ConsentAnswer>),
-    Form(Pending<FormAsk, FormAnswer>),
-}
-
-impl Asked {
-    pub fn ticket(&self) -> Option<&str> {
-        match self {
-            Asked::Consent(p) => Some(&p.ask.ticket),
-            Asked::Form(p) => p.ask.ticket.as_deref(),
-        }
-    }
-
-    pub fn summary(&self) -> String {
-        match self {
-            Asked::Consent(p) => format!("{}: may {} run?", p.ask.ticket, p.ask.tool),
-            Asked::Form(p) => format!("{} asks: {}", p.ask.server, p.ask.message),
-        }
-    }
-}
+mod modal_keys;
+mod search_keys;
 
 pub enum Modal {
     Consent(ConsentModal, Pending<ConsentAsk, ConsentAnswer>),
@@ -160,7 +36,10 @@ pub enum Modal {
     /// A form of the desk's own: a prompt's arguments.
     PromptArgs(FormModal, String),
     Picker(Picker),
-    Help,
+    /// The keys and the legend, scrolled this many rows.
+    Help {
+        scroll: u16,
+    },
 }
 
 pub enum PickerKind {
@@ -181,9 +60,12 @@ pub struct App {
     pub selected: usize,
     /// Each ticket's whole history, as the record holds it.
     pub transcripts: BTreeMap<String, Vec<Entry>>,
-    pub waiting: VecDeque<Asked>,
+    /// Questions no modal shows now.
+    pub waiting: Questions,
     pub modal: Option<Modal>,
     pub review: Option<ReviewScreen>,
+    /// The search being typed, or the last one while `n`/`N` step through what it finds.
+    pub search: Option<Search>,
     pub servers: Vec<ServerSummary>,
     pub prompts: Vec<PromptInfo>,
     pub resources: Vec<ResourceInfo>,
@@ -209,9 +91,10 @@ impl App {
             filter: Filter::All,
             selected: 0,
             transcripts: BTreeMap::new(),
-            waiting: VecDeque::new(),
+            waiting: Questions::default(),
             modal: None,
             review: None,
+            search: None,
             servers: vec![],
             prompts: vec![],
             resources: vec![],
@@ -373,6 +256,10 @@ impl App {
         {
             editor.set_findings(&state.findings);
         }
+        if state.state != Lifecycle::Working {
+            // The run is over: the host waits for none of its questions any more.
+            self.waiting.drop_for(&state.ticket);
+        }
         if let Some(item) = self.item_mut(&state.ticket) {
             item.set_state(state);
         }
@@ -393,15 +280,16 @@ impl App {
             });
             item.refresh();
         }
-        self.waiting.push_back(asked);
+        self.waiting.push(asked);
         if self.modal.is_none() && self.review.is_none() {
-            self.open_next_question();
+            self.open_question(None);
         }
     }
 
-    fn open_next_question(&mut self) {
-        let Some(asked) = self.waiting.pop_front() else {
-            self.message = Some("no question is waiting".to_owned());
+    /// Opens a waiting question: `asked` when the person asked for one (put-back questions
+    /// too), else only one nobody put back.
+    fn open_question(&mut self, asked: Option<Asked>) {
+        let Some(asked) = asked.or_else(|| self.waiting.take_unasked()) else {
             return;
         };
         self.modal = Some(match asked {
@@ -426,15 +314,16 @@ impl App {
     /// Puts an open question back in the queue, as it is (the person answers it later).
     fn later(&mut self) {
         match self.modal.take() {
-            Some(Modal::Consent(_, pending)) => self.waiting.push_front(Asked::Consent(pending)),
-            Some(Modal::Form(_, pending)) => self.waiting.push_front(Asked::Form(pending)),
+            Some(Modal::Consent(_, pending)) => self.waiting.put_back(Asked::Consent(pending)),
+            Some(Modal::Form(_, pending)) => self.waiting.put_back(Asked::Form(pending)),
             other => self.modal = other,
         }
     }
 
-    /// A key press: the open modal first, then the desk's own keys. Returns a command for
-    /// the host when the key asks for one.
+    /// A key press: the open modal first, then a search being typed, then the desk's keys
+    /// through the keymap. Returns a command for the host when the key asks for one.
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Command> {
+        // Ctrl-C quits from anywhere, review and modals included.
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
             self.exit = true;
             return None;
@@ -446,107 +335,77 @@ impl App {
             return None;
         }
         if self.modal.is_some() {
+            if keymap::action(keymap::QUESTION, key) == Some(Action::PutBack) {
+                return self.update(Action::PutBack);
+            }
             return self.on_modal_key(key);
         }
+        if self.search.as_ref().is_some_and(|s| s.typing) {
+            self.on_search_key(key);
+            return None;
+        }
         self.message = None;
-        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::Char('q') => {
-                self.exit = true;
-                None
+        if self.search.is_some() {
+            match keymap::action(keymap::FOUND, key) {
+                Some(action) => return self.update(action),
+                // Any other key ends the search and does what it always does.
+                None => self.search = None,
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.select(1);
-                None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.select(-1);
-                None
-            }
-            KeyCode::Home => {
+        }
+        keymap::action(keymap::DESK, key).and_then(|action| self.update(action))
+    }
+
+    /// Applies what the person asked for; returns a command when the host must act.
+    pub fn update(&mut self, action: Action) -> Option<Command> {
+        match action {
+            Action::Quit => self.exit = true,
+            Action::SelectNext => self.select(1),
+            Action::SelectPrevious => self.select(-1),
+            Action::SelectFirst => {
                 self.selected = 0;
                 self.scroll_back = 0;
-                None
             }
-            KeyCode::End => {
-                self.scroll_back = 0;
-                None
-            }
-            KeyCode::PageUp => {
-                self.scroll_back = self.scroll_back.saturating_add(10);
-                None
-            }
-            KeyCode::PageDown => {
-                self.scroll_back = self.scroll_back.saturating_sub(10);
-                None
-            }
-            KeyCode::Char('f') => {
+            Action::FollowLive => self.scroll_back = 0,
+            Action::ScrollBack => self.scroll_back = self.scroll_back.saturating_add(10),
+            Action::ScrollForward => self.scroll_back = self.scroll_back.saturating_sub(10),
+            Action::CycleFilter => {
                 self.filter = self.filter.next();
                 self.selected = 0;
-                None
             }
-            KeyCode::Char('w') if !shift => self.work_selected(),
-            KeyCode::Char('W') | KeyCode::Char('w') => {
-                let ids: Vec<String> = self
-                    .items
-                    .iter()
-                    .filter(|i| i.status == Status::New)
-                    .map(|i| i.ticket.ticket_id.clone())
-                    .collect();
-                if ids.is_empty() {
-                    self.message =
-                        Some("no new ticket is left: every ticket has been worked".to_owned());
-                    return None;
-                }
-                self.queue_run = Some((0, ids.len()));
-                Some(Command::WorkQueue {
-                    tickets: ids,
-                    prompt: None,
-                })
-            }
-            KeyCode::Enter => self.open_selected(),
-            KeyCode::Char('a') => {
-                self.open_next_question();
-                None
-            }
-            KeyCode::Char('e') => {
-                self.edit_selected();
-                None
-            }
-            KeyCode::Char('p') => {
-                self.modal = Some(Modal::Picker(Picker {
-                    kind: PickerKind::Prompts,
-                    selected: 0,
-                }));
-                None
-            }
-            KeyCode::Char('r') => {
-                self.modal = Some(Modal::Picker(Picker {
-                    kind: PickerKind::Resources,
-                    selected: 0,
-                }));
+            Action::WorkSelected => return self.work_selected(),
+            Action::WorkNew => return self.work_new(),
+            Action::OpenSelected => return self.open_selected(),
+            Action::AnswerNext => match self.waiting.take_next() {
+                Some(asked) => self.open_question(Some(asked)),
+                None => self.message = Some("no question is waiting".to_owned()),
+            },
+            Action::EditSelected => self.edit_selected(),
+            Action::AddNote => self.add_note(),
+            Action::PickPrompt => self.open_picker(PickerKind::Prompts),
+            Action::PickResource => {
+                self.open_picker(PickerKind::Resources);
                 // The list as the servers have it now; the picker shows it when it comes.
-                Some(Command::ListResources)
+                return Some(Command::ListResources);
             }
-            KeyCode::Char('?') => {
-                self.modal = Some(Modal::Help);
-                None
-            }
-            KeyCode::Char('v') => {
-                self.modal = Some(Modal::Picker(Picker {
-                    kind: PickerKind::Reviews,
-                    selected: 0,
-                }));
-                None
-            }
-            KeyCode::Char('n') => {
-                let item = self.current()?;
-                let id = item.ticket.ticket_id.clone();
-                self.modal = Some(Modal::Note(NoteInput::new(self.ticket_line(&id)), id));
-                None
-            }
-            _ => None,
+            Action::PickReview => self.open_picker(PickerKind::Reviews),
+            Action::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            Action::Search => self.search = Some(Search::new()),
+            Action::NextMatch => self.find(true),
+            Action::PreviousMatch => self.find(false),
+            Action::EndSearch => self.search = None,
+            Action::PutBack => self.later(),
         }
+        None
+    }
+
+    fn open_picker(&mut self, kind: PickerKind) {
+        self.modal = Some(Modal::Picker(Picker { kind, selected: 0 }));
+    }
+
+    fn add_note(&mut self) {
+        let Some(item) = self.current() else { return };
+        let id = item.ticket.ticket_id.clone();
+        self.modal = Some(Modal::Note(NoteInput::new(self.ticket_line(&id)), id));
     }
 
     fn select(&mut self, delta: i64) {
@@ -576,18 +435,29 @@ impl App {
         }
     }
 
+    fn work_new(&mut self) -> Option<Command> {
+        let ids: Vec<String> = self
+            .items
+            .iter()
+            .filter(|i| i.status == Status::New)
+            .map(|i| i.ticket.ticket_id.clone())
+            .collect();
+        if ids.is_empty() {
+            self.message = Some("no new ticket is left: every ticket has been worked".to_owned());
+            return None;
+        }
+        self.queue_run = Some((0, ids.len()));
+        Some(Command::WorkQueue {
+            tickets: ids,
+            prompt: None,
+        })
+    }
+
     /// Enter: the ticket's waiting question, its reply, or work it when it is new.
     fn open_selected(&mut self) -> Option<Command> {
         let id = self.current()?.ticket.ticket_id.clone();
-        if let Some(index) = self
-            .waiting
-            .iter()
-            .position(|a| a.ticket() == Some(id.as_str()))
-        {
-            if let Some(asked) = self.waiting.remove(index) {
-                self.waiting.push_front(asked);
-            }
-            self.open_next_question();
+        if let Some(asked) = self.waiting.take_for(&id) {
+            self.open_question(Some(asked));
             return None;
         }
         match self.current()?.status {
@@ -601,7 +471,7 @@ impl App {
     }
 
     /// `e`: the editor on the ticket's reply, empty when there is no draft: a person can
-    /// answer any ticket that is not sent.
+    /// answer any ticket that is not sent. The customer's words stay in view above it.
     fn edit_selected(&mut self) {
         let Some(item) = self.current() else { return };
         if let Some(sent) = &item.state.sent {
@@ -616,171 +486,9 @@ impl App {
         let ticket = self.ticket_line(&item.ticket.ticket_id);
         let id = item.ticket.ticket_id.clone();
         let draft = item.state.draft.clone().unwrap_or_default();
-        let editor = DraftEditor::new(ticket, &draft, item.state.findings.clone());
+        let editor = DraftEditor::new(ticket, &draft, item.state.findings.clone())
+            .with_customer_words(&clean(&item.ticket.body));
         self.modal = Some(Modal::Draft(editor, id));
-    }
-
-    fn on_modal_key(&mut self, key: KeyEvent) -> Option<Command> {
-        // Ctrl-B leaves a question for later; it stays in the queue with its ticket.
-        if key.code == KeyCode::Char('b') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            self.later();
-            return None;
-        }
-        let modal = self.modal.take()?;
-        match modal {
-            Modal::Consent(mut view, pending) => match view.handle_key(key) {
-                ModalOutcome::Pending => self.modal = Some(Modal::Consent(view, pending)),
-                ModalOutcome::Answered(approved) => {
-                    let ticket = pending.ask.ticket.clone();
-                    pending.answer(ConsentAnswer {
-                        approved,
-                        by: self.staff.clone(),
-                    });
-                    self.after_answer(&ticket);
-                }
-            },
-            Modal::Form(mut view, pending) => match view.handle_key(key) {
-                ModalOutcome::Pending => self.modal = Some(Modal::Form(view, pending)),
-                ModalOutcome::Answered(answer) => {
-                    let ticket = pending.ask.ticket.clone();
-                    pending.answer(answer);
-                    if let Some(ticket) = ticket {
-                        self.after_answer(&ticket);
-                    }
-                }
-            },
-            Modal::Draft(mut editor, ticket) => match editor.handle_key(key) {
-                ModalOutcome::Pending => self.modal = Some(Modal::Draft(editor, ticket)),
-                ModalOutcome::Answered(DraftAction::Send {
-                    text,
-                    override_reason,
-                }) => {
-                    return Some(Command::SendReply {
-                        ticket,
-                        text,
-                        override_reason,
-                    });
-                }
-                ModalOutcome::Answered(DraftAction::HandToPerson { note }) => {
-                    return Some(Command::HandToPerson {
-                        ticket,
-                        to: HAND_OVER_TO.to_owned(),
-                        note,
-                    });
-                }
-                ModalOutcome::Answered(DraftAction::Check { text }) => {
-                    self.modal = Some(Modal::Draft(editor, ticket.clone()));
-                    return Some(Command::EditDraft { ticket, text });
-                }
-                ModalOutcome::Answered(DraftAction::Close { text }) => {
-                    let changed = self.items.iter().any(|i| {
-                        i.ticket.ticket_id == ticket
-                            && i.state.draft.as_deref().unwrap_or_default() != text
-                    });
-                    if changed {
-                        return Some(Command::EditDraft { ticket, text });
-                    }
-                }
-            },
-            Modal::Note(mut input, ticket) => match input.handle_key(key) {
-                ModalOutcome::Pending => self.modal = Some(Modal::Note(input, ticket)),
-                ModalOutcome::Answered(Some(text)) => {
-                    return Some(Command::AddNote { ticket, text });
-                }
-                ModalOutcome::Answered(None) => {}
-            },
-            Modal::PromptArgs(mut view, prompt) => match view.handle_key(key) {
-                ModalOutcome::Pending => self.modal = Some(Modal::PromptArgs(view, prompt)),
-                ModalOutcome::Answered(FormAnswer::Accept(values)) => {
-                    let ticket = self.current()?.ticket.ticket_id.clone();
-                    let arguments = values
-                        .into_iter()
-                        .map(|(name, value)| {
-                            let text = match value {
-                                FieldValue::Text(t) | FieldValue::Choice(t) => t,
-                                other => format!("{other:?}"),
-                            };
-                            (name, text)
-                        })
-                        .collect();
-                    return Some(Command::RunPrompt {
-                        ticket,
-                        prompt: PersonPrompt {
-                            name: prompt,
-                            arguments,
-                        },
-                    });
-                }
-                ModalOutcome::Answered(_) => {}
-            },
-            Modal::Picker(picker) => return self.on_picker_key(picker, key),
-            Modal::Help => {
-                if !matches!(
-                    key.code,
-                    KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
-                ) {
-                    self.modal = Some(Modal::Help);
-                }
-            }
-        }
-        None
-    }
-
-    fn after_answer(&mut self, ticket: &str) {
-        let still_asked = self.waiting.iter().any(|a| a.ticket() == Some(ticket));
-        if let Some(item) = self.item_mut(ticket)
-            && !still_asked
-        {
-            item.asking = None;
-            item.refresh();
-        }
-        if !self.waiting.is_empty() {
-            self.open_next_question();
-        }
-    }
-
-    fn on_picker_key(&mut self, mut picker: Picker, key: KeyEvent) -> Option<Command> {
-        let count = match picker.kind {
-            PickerKind::Prompts => self.prompts.len(),
-            PickerKind::Resources => self.resources.len(),
-            PickerKind::Reviews => self.review_choices().len(),
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => return None,
-            KeyCode::Down | KeyCode::Char('j') => {
-                picker.selected = (picker.selected + 1).min(count.saturating_sub(1))
-            }
-            KeyCode::Up | KeyCode::Char('k') => picker.selected = picker.selected.saturating_sub(1),
-            KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Reviews) => {
-                self.open_review(picker.selected);
-                return None;
-            }
-            KeyCode::Enter if count > 0 => {
-                let ticket = self.current()?.ticket.ticket_id.clone();
-                return match picker.kind {
-                    PickerKind::Prompts => {
-                        let prompt = self.prompts[picker.selected].clone();
-                        self.modal = Some(Modal::PromptArgs(
-                            FormModal::new(prompt_form(&prompt, &ticket, self.current())),
-                            prompt.name,
-                        ));
-                        None
-                    }
-                    PickerKind::Resources => {
-                        let resource = &self.resources[picker.selected];
-                        Some(Command::AttachResource {
-                            ticket,
-                            server: resource.server.clone(),
-                            uri: resource.uri.clone(),
-                        })
-                    }
-                    PickerKind::Reviews => None,
-                };
-            }
-            _ => {}
-        }
-        self.modal = Some(Modal::Picker(picker));
-        None
     }
 
     /// Text pasted into the terminal (bracketed paste): it goes to the editor or form field
@@ -829,40 +537,4 @@ pub const HAND_OVER_TO: &str = "a person";
 /// The first queue row shown when `rows` fit and `selected` must be among them.
 pub fn queue_offset(selected: usize, rows: usize) -> usize {
     (selected + 1).saturating_sub(rows.max(1))
-}
-
-/// The desk's own form for a prompt's arguments, prefilled from the current ticket.
-fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> FormAsk {
-    let (server, _) = prompt.name.split_once('.').unwrap_or((&prompt.name, ""));
-    let fields = prompt
-        .arguments
-        .iter()
-        .map(|(name, description, required)| {
-            let default = match name.as_str() {
-                "order_id" => item.and_then(|i| i.ticket.order_id.clone()),
-                "customer_id" => item.map(|i| i.ticket.customer_id.clone()),
-                "ticket_id" => Some(ticket.to_owned()),
-                _ => None,
-            };
-            Field {
-                name: name.clone(),
-                title: None,
-                description: Some(description.clone()),
-                required: *required,
-                kind: FieldKind::Text {
-                    min_length: None,
-                    max_length: Some(200),
-                    format: None,
-                    default,
-                },
-            }
-        })
-        .collect();
-    FormAsk {
-        ticket: Some(ticket.to_owned()),
-        server: server.to_owned(),
-        origin: format!("prompt {} (you chose it)", prompt.name),
-        message: prompt.description.clone(),
-        kind: FormKind::Fields(fields),
-    }
 }

@@ -8,6 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::sanitize::{clean, one_line};
+use super::text::push_wrapped;
 use super::theme;
 use crate::host::api::{Entry, EntryKind, Outcome, rfc3339};
 
@@ -51,24 +52,14 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             tools,
             attached,
             request,
-        } => {
-            lines.push(Line::raw(""));
-            push_wrapped(
-                lines,
-                &format!(
-                    "══ run started{} · {tools} tools offered · {} attached",
-                    who_when(entry),
-                    attached.len()
-                ),
-                width,
-                theme::title(),
-                "",
-            );
-            if let Some(request) = request {
-                lines.push(Line::styled("a person asked:", theme::title()));
-                push_wrapped(lines, &clean(request), width, theme::untrusted(), "  ");
-            }
-        }
+        } => run_started(
+            lines,
+            entry,
+            *tools,
+            attached.len(),
+            request.as_deref(),
+            width,
+        ),
         EntryKind::ModelCall {
             turn,
             seconds,
@@ -87,186 +78,54 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             lines.push(Line::styled("model said:", theme::title()));
             push_wrapped(lines, &clean(words), width, theme::untrusted(), "  ");
         }
-        EntryKind::Unreadable { raw, problem, .. } => {
-            push_wrapped(
-                lines,
-                &format!("model's answer could not be used: {}", one_line(problem)),
-                width,
-                theme::warning(),
-                "",
-            );
-            push_wrapped(lines, &clean(raw), width, theme::untrusted(), "  ");
-        }
+        EntryKind::Unreadable { raw, problem, .. } => unreadable(lines, raw, problem, width),
         EntryKind::Call {
             tool, arguments, ..
-        } => {
-            lines.push(Line::from(vec![
-                Span::styled("→ call ", theme::title()),
-                Span::raw(one_line(tool)),
-            ]));
-            for (name, value) in arguments {
-                push_wrapped(
-                    lines,
-                    &format!("{} = {}", one_line(name), one_line(value)),
-                    width,
-                    Style::default(),
-                    "    ",
-                );
-            }
-        }
+        } => call(lines, tool, arguments, width),
         EntryKind::Consent {
             tool,
             approved,
             by,
             unseen,
             ..
-        } => {
-            let (mark, style) = if *approved {
-                ("✓ approved", theme::good())
-            } else {
-                ("✗ declined", theme::warning())
-            };
-            lines.push(Line::styled(
-                format!("  {mark} by {} ({})", one_line(by), one_line(tool)),
-                style,
-            ));
-            if !unseen.is_empty() {
-                let unseen: Vec<String> = unseen.iter().map(|u| one_line(u)).collect();
-                push_wrapped(
-                    lines,
-                    &format!("seen nowhere before: {}", unseen.join(", ")),
-                    width,
-                    theme::warning(),
-                    "    ",
-                );
-            }
-        }
+        } => consent(lines, tool, *approved, by, unseen, width),
         EntryKind::Input {
             server,
             message,
             action,
             ..
-        } => {
-            lines.push(Line::styled(
-                format!("  ? {} asked:", one_line(server)),
-                theme::warning(),
-            ));
-            push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
-            lines.push(Line::raw(format!("    answer: {}", one_line(action))));
-        }
+        } => input(lines, server, message, action, width),
         EntryKind::Outcome {
             tool,
             outcome,
             text,
             truncated,
             ..
-        } => {
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("← {} ", outcome.label()),
-                    outcome_style(*outcome).add_modifier(Modifier::BOLD),
-                ),
-                Span::raw(one_line(tool)),
-                Span::styled(
-                    if *truncated { " (cut by the desk)" } else { "" },
-                    theme::dim(),
-                ),
-            ]));
-            let cleaned = clean(text);
-            let all: Vec<&str> = cleaned.lines().collect();
-            for line in all.iter().take(RESULT_LINES) {
-                push_wrapped(lines, line, width, theme::untrusted(), "    ");
-            }
-            if all.len() > RESULT_LINES {
-                lines.push(Line::styled(
-                    format!("    … {} more lines folded", all.len() - RESULT_LINES),
-                    theme::dim(),
-                ));
-            }
-        }
+        } => tool_outcome(lines, tool, *outcome, text, *truncated, width),
         EntryKind::Draft { text, findings } => {
-            lines.push(Line::raw(""));
-            lines.push(Line::styled("Draft reply:", theme::title()));
-            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
-            push_findings(lines, findings, width);
+            reply(lines, "Draft reply:".to_owned(), text, findings, width)
         }
         EntryKind::RunEnded {
             model_calls,
             stopped_at_turn_limit,
             error,
-        } => {
-            let (text, style) = match (error, stopped_at_turn_limit) {
-                (Some(error), _) => (
-                    format!("run ended without a draft: {}", clean(error)),
-                    theme::danger(),
-                ),
-                (None, true) => (
-                    format!(
-                        "run stopped at the limit of {model_calls} model calls: a person must answer"
-                    ),
-                    theme::warning(),
-                ),
-                (None, false) => (
-                    format!("run ended after {model_calls} model calls"),
-                    theme::dim(),
-                ),
-            };
-            push_wrapped(lines, &text, width, style, "  ");
-        }
+        } => run_ended(
+            lines,
+            *model_calls,
+            *stopped_at_turn_limit,
+            error.as_deref(),
+            width,
+        ),
         EntryKind::Edited { by, text, findings } => {
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!("Reply edited by {}{}:", one_line(by), at_only(entry)),
-                theme::title(),
-            ));
-            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
-            push_findings(lines, findings, width);
+            let heading = format!("Reply edited by {}{}:", one_line(by), at_only(entry));
+            reply(lines, heading, text, findings, width)
         }
         EntryKind::Sent {
             by,
             text,
             override_reason,
-        } => {
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!("✉ Sent by {}{}:", one_line(by), at_only(entry)),
-                theme::good().add_modifier(Modifier::BOLD),
-            ));
-            push_wrapped(lines, &clean(text), width, Style::default(), "  ");
-            if let Some(reason) = override_reason {
-                push_wrapped(
-                    lines,
-                    &format!("sent despite the findings because: {}", clean(reason)),
-                    width,
-                    theme::warning(),
-                    "  ",
-                );
-            }
-        }
-        EntryKind::HandedOver { by, to, note } => {
-            lines.push(Line::raw(""));
-            push_wrapped(
-                lines,
-                &format!(
-                    "⇢ Handed over to {} by {}{}",
-                    one_line(to),
-                    one_line(by),
-                    at_only(entry)
-                ),
-                width,
-                theme::warning(),
-                "",
-            );
-            if !note.trim().is_empty() {
-                push_wrapped(
-                    lines,
-                    &format!("note: {}", clean(note)),
-                    width,
-                    Style::default(),
-                    "  ",
-                );
-            }
-        }
+        } => sent(lines, entry, by, text, override_reason.as_deref(), width),
+        EntryKind::HandedOver { by, to, note } => handed_over(lines, entry, by, to, note, width),
         EntryKind::Attached { server, uri, bytes } => push_wrapped(
             lines,
             &format!(
@@ -280,13 +139,8 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             "  ",
         ),
         EntryKind::Noted { by, text } => {
-            push_wrapped(
-                lines,
-                &format!("✎ internal note by {}{}:", one_line(by), at_only(entry)),
-                width,
-                theme::key(),
-                "  ",
-            );
+            let heading = format!("✎ internal note by {}{}:", one_line(by), at_only(entry));
+            push_wrapped(lines, &heading, width, theme::key(), "  ");
             push_wrapped(lines, &clean(text), width, Style::default(), "    ");
         }
         EntryKind::NeedsPerson { reason } => push_wrapped(
@@ -296,6 +150,190 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             theme::danger(),
             "  ",
         ),
+    }
+}
+
+fn unreadable(lines: &mut Vec<Line<'static>>, raw: &str, problem: &str, width: usize) {
+    let text = format!("model's answer could not be used: {}", one_line(problem));
+    push_wrapped(lines, &text, width, theme::warning(), "");
+    push_wrapped(lines, &clean(raw), width, theme::untrusted(), "  ");
+}
+
+fn input(lines: &mut Vec<Line<'static>>, server: &str, message: &str, action: &str, width: usize) {
+    lines.push(Line::styled(
+        format!("  ? {} asked:", one_line(server)),
+        theme::warning(),
+    ));
+    push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
+    lines.push(Line::raw(format!("    answer: {}", one_line(action))));
+}
+
+/// A draft or an edited reply, with the checks' findings under it.
+fn reply(
+    lines: &mut Vec<Line<'static>>,
+    heading: String,
+    text: &str,
+    findings: &[String],
+    width: usize,
+) {
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(heading, theme::title()));
+    push_wrapped(lines, &clean(text), width, Style::default(), "  ");
+    push_findings(lines, findings, width);
+}
+
+fn run_started(
+    lines: &mut Vec<Line<'static>>,
+    entry: &Entry,
+    tools: usize,
+    attached: usize,
+    request: Option<&str>,
+    width: usize,
+) {
+    lines.push(Line::raw(""));
+    let heading = format!(
+        "══ run started{} · {tools} tools offered · {attached} attached",
+        who_when(entry)
+    );
+    push_wrapped(lines, &heading, width, theme::title(), "");
+    if let Some(request) = request {
+        lines.push(Line::styled("a person asked:", theme::title()));
+        push_wrapped(lines, &clean(request), width, theme::untrusted(), "  ");
+    }
+}
+
+fn call(lines: &mut Vec<Line<'static>>, tool: &str, arguments: &[(String, String)], width: usize) {
+    lines.push(Line::from(vec![
+        Span::styled("→ call ", theme::title()),
+        Span::raw(one_line(tool)),
+    ]));
+    for (name, value) in arguments {
+        let text = format!("{} = {}", one_line(name), one_line(value));
+        push_wrapped(lines, &text, width, Style::default(), "    ");
+    }
+}
+
+fn consent(
+    lines: &mut Vec<Line<'static>>,
+    tool: &str,
+    approved: bool,
+    by: &str,
+    unseen: &[String],
+    width: usize,
+) {
+    let (mark, style) = if approved {
+        ("✓ approved", theme::good())
+    } else {
+        ("✗ declined", theme::warning())
+    };
+    lines.push(Line::styled(
+        format!("  {mark} by {} ({})", one_line(by), one_line(tool)),
+        style,
+    ));
+    if !unseen.is_empty() {
+        let unseen: Vec<String> = unseen.iter().map(|u| one_line(u)).collect();
+        let text = format!("seen nowhere before: {}", unseen.join(", "));
+        push_wrapped(lines, &text, width, theme::warning(), "    ");
+    }
+}
+
+fn tool_outcome(
+    lines: &mut Vec<Line<'static>>,
+    tool: &str,
+    outcome: Outcome,
+    text: &str,
+    truncated: bool,
+    width: usize,
+) {
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!("← {} ", outcome.label()),
+            outcome_style(outcome).add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(one_line(tool)),
+        Span::styled(
+            if truncated { " (cut by the desk)" } else { "" },
+            theme::dim(),
+        ),
+    ]));
+    let cleaned = clean(text);
+    let all: Vec<&str> = cleaned.lines().collect();
+    for line in all.iter().take(RESULT_LINES) {
+        push_wrapped(lines, line, width, theme::untrusted(), "    ");
+    }
+    if all.len() > RESULT_LINES {
+        lines.push(Line::styled(
+            format!("    … {} more lines folded", all.len() - RESULT_LINES),
+            theme::dim(),
+        ));
+    }
+}
+
+/// How a run ended; an error (a run that diverged from its recording, say) is wrapped at
+/// the pane's width and shown whole.
+fn run_ended(
+    lines: &mut Vec<Line<'static>>,
+    model_calls: u32,
+    stopped_at_turn_limit: bool,
+    error: Option<&str>,
+    width: usize,
+) {
+    let (text, style) = match (error, stopped_at_turn_limit) {
+        (Some(error), _) => (
+            format!("run ended without a draft: {}", clean(error)),
+            theme::danger(),
+        ),
+        (None, true) => (
+            format!("run stopped at the limit of {model_calls} model calls: a person must answer"),
+            theme::warning(),
+        ),
+        (None, false) => (
+            format!("run ended after {model_calls} model calls"),
+            theme::dim(),
+        ),
+    };
+    push_wrapped(lines, &text, width, style, "  ");
+}
+
+fn sent(
+    lines: &mut Vec<Line<'static>>,
+    entry: &Entry,
+    by: &str,
+    text: &str,
+    override_reason: Option<&str>,
+    width: usize,
+) {
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        format!("✉ Sent by {}{}:", one_line(by), at_only(entry)),
+        theme::good().add_modifier(Modifier::BOLD),
+    ));
+    push_wrapped(lines, &clean(text), width, Style::default(), "  ");
+    if let Some(reason) = override_reason {
+        let text = format!("sent despite the findings because: {}", clean(reason));
+        push_wrapped(lines, &text, width, theme::warning(), "  ");
+    }
+}
+
+fn handed_over(
+    lines: &mut Vec<Line<'static>>,
+    entry: &Entry,
+    by: &str,
+    to: &str,
+    note: &str,
+    width: usize,
+) {
+    lines.push(Line::raw(""));
+    let heading = format!(
+        "⇢ Handed over to {} by {}{}",
+        one_line(to),
+        one_line(by),
+        at_only(entry)
+    );
+    push_wrapped(lines, &heading, width, theme::warning(), "");
+    if !note.trim().is_empty() {
+        let text = format!("note: {}", clean(note));
+        push_wrapped(lines, &text, width, Style::default(), "  ");
     }
 }
 
@@ -316,58 +354,6 @@ fn push_findings(lines: &mut Vec<Line<'static>>, findings: &[String], width: usi
             "  ",
         );
     }
-}
-
-/// Each line of `text` wrapped at `width` after `indent`, keeping a line's own indentation
-/// (pretty JSON) within reason.
-pub fn push_wrapped(
-    lines: &mut Vec<Line<'static>>,
-    text: &str,
-    width: usize,
-    style: Style,
-    indent: &str,
-) {
-    for raw in text.lines() {
-        if raw.trim().is_empty() {
-            lines.push(Line::raw(""));
-            continue;
-        }
-        let own = raw.len() - raw.trim_start().len();
-        let lead = format!("{indent}{}", " ".repeat(own.min(width / 3)));
-        let room = width.saturating_sub(lead.chars().count()).max(8);
-        for piece in wrap(raw.trim_start(), room) {
-            lines.push(Line::styled(format!("{lead}{piece}"), style));
-        }
-    }
-}
-
-/// Greedy word wrap by characters; words longer than the width are cut.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let word_len = word.chars().count();
-        let line_len = line.chars().count();
-        if line_len > 0 && line_len + 1 + word_len > width {
-            out.push(std::mem::take(&mut line));
-        }
-        if word_len > width {
-            let chars: Vec<char> = word.chars().collect();
-            for chunk in chars.chunks(width) {
-                if !line.is_empty() {
-                    out.push(std::mem::take(&mut line));
-                }
-                line = chunk.iter().collect();
-            }
-            continue;
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push(line);
-    out
 }
 
 /// The entry's lines with nothing folded: a long tool result in full (review mode's Enter).

@@ -191,9 +191,9 @@ async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
             script: Script {
                 approve_consent: host.consent.ends_with("approve"),
                 accept_forms: host.lead.ends_with("accept"),
-                store: None,
             },
             record: Some(replay.clone()),
+            store: None,
             data_dir: Some(dir.path().join(format!("data-{index}"))),
             notes: Default::default(),
         };

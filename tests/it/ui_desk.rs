@@ -690,3 +690,165 @@ fn v_opens_the_recorded_run_in_review_mode_and_q_returns_to_the_desk() {
     assert!(app.review.is_none());
     assert!(!app.exit, "q in review mode leaves review, not the desk");
 }
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+fn selected_id(app: &App) -> String {
+    app.current()
+        .map(|i| i.ticket.ticket_id.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn help_explains_every_status_word_and_every_sign() {
+    let mut app = app();
+    app.on_key(key(KeyCode::Char('?')));
+    let mut seen = String::new();
+    for _ in 0..8 {
+        seen.push_str(&screen(&app, 80, 24));
+        app.on_key(key(KeyCode::PageDown));
+    }
+    for word in [
+        "new",
+        "working",
+        "needs consent",
+        "needs lead",
+        "drafted",
+        "needs person",
+        "handed over",
+        "sent",
+    ] {
+        assert!(seen.contains(&format!(" {word}  ")), "{word} is explained");
+    }
+    for sign in ["→", "←", "✓", "✗", "⚠", "✉", "⇢", "✎", "══", "──", "€", "»"]
+    {
+        assert!(seen.contains(sign), "{sign} is explained");
+    }
+    insta::assert_snapshot!("desk_help_legend_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn slash_finds_a_ticket_by_id_customer_or_words_and_n_steps_through_them() {
+    let mut app = app();
+    app.on_key(key(KeyCode::Char('/')));
+    typed(&mut app, "skillet");
+    insta::assert_snapshot!("desk_search_typed_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        selected_id(&app),
+        "T-0002",
+        "the first ticket about a skillet"
+    );
+    insta::assert_snapshot!("desk_search_found_80x24", screen(&app, 80, 24));
+
+    let first = selected_id(&app);
+    app.on_key(key(KeyCode::Char('n')));
+    let second = selected_id(&app);
+    app.on_key(key(KeyCode::Char('N')));
+    assert_eq!(selected_id(&app), first, "N goes back");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(selected_id(&app), second, "Enter again is the next one");
+    app.on_key(key(KeyCode::Esc));
+    assert!(
+        app.search.is_none(),
+        "Esc ends the search on the ticket found"
+    );
+    assert_eq!(selected_id(&app), second);
+
+    app.on_key(key(KeyCode::Char('/')));
+    typed(&mut app, "c-0156");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        selected_id(&app),
+        "T-0003",
+        "a customer's id finds their ticket"
+    );
+
+    app.on_key(key(KeyCode::Char('/')));
+    typed(&mut app, "T-0009");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(selected_id(&app), "T-0003", "Esc while typing cancels");
+    assert!(app.search.is_none());
+
+    app.on_key(key(KeyCode::Char('/')));
+    typed(&mut app, "t-0009");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(selected_id(&app), "T-0009", "an id finds its ticket");
+    app.on_key(key(KeyCode::Char('e')));
+    assert!(
+        app.search.is_none(),
+        "any other key ends the search and acts"
+    );
+    assert!(matches!(app.modal, Some(Modal::Draft(..))));
+}
+
+#[tokio::test]
+async fn a_question_put_back_stays_back_until_asked_for() {
+    let mut app = app();
+    let (first, _first_answer) = consent_question("T-0002");
+    app.on_question(first);
+    app.on_key(ctrl('b'));
+    assert!(app.modal.is_none());
+
+    let (second, second_answer) = consent_question("T-0004");
+    app.on_question(second);
+    let Some(Modal::Consent(view, _)) = &app.modal else {
+        panic!("the new question opens");
+    };
+    assert_eq!(view.ask().ticket, "T-0004", "not the one put back");
+    assert_eq!(app.waiting.len(), 1);
+    insta::assert_snapshot!("desk_question_put_back_80x24", {
+        let mut shown = app.modal.take();
+        let text = screen(&app, 80, 24);
+        std::mem::swap(&mut app.modal, &mut shown);
+        text
+    });
+
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(second_answer.await.expect("answered").approved);
+    assert!(
+        app.modal.is_none(),
+        "answering another question leaves the put-back one waiting"
+    );
+    assert_eq!(app.waiting.len(), 1);
+    assert_eq!(app.items[1].status, Status::NeedsConsent);
+
+    app.on_key(key(KeyCode::Char('a')));
+    let Some(Modal::Consent(view, _)) = &app.modal else {
+        panic!("a opens the put-back question");
+    };
+    assert_eq!(view.ask().ticket, "T-0002");
+    assert_eq!(app.waiting.len(), 0);
+}
+
+#[test]
+fn a_run_that_ended_with_an_error_shows_the_whole_message_wrapped() {
+    let mut app = app();
+    let record = record();
+    let error = "the model's reply did not match the recording at turn 2: it asked for shop.issue_refund with quote_id Q-0123456789 where the recording has shop.quote_refund; record the run again or pick the matching recording";
+    for event in [
+        Event::TicketStarted {
+            ticket: "T-0001".into(),
+            tools: vec!["shop.quote_refund".into()],
+            attached: vec![],
+            request: None,
+        },
+        Event::TicketDone {
+            ticket: "T-0001".into(),
+            model_calls: 2,
+            stopped_at_turn_limit: false,
+            error: Some(error.into()),
+        },
+    ] {
+        happen(&mut app, &record, event);
+    }
+    let shown = screen(&app, 80, 24);
+    for word in error.split(' ') {
+        assert!(shown.contains(word), "{word:?} is on screen:\n{shown}");
+    }
+    insta::assert_snapshot!("desk_run_ended_with_an_error_80x24", shown);
+}

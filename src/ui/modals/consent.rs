@@ -17,6 +17,7 @@ use ratatui::widgets::{
 use crate::host::api::{ConsentAsk, ToolHints};
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::{centred, wrapped};
 use crate::ui::theme;
 
 /// The smallest screen the desk supports (columns, rows). Key handling cannot see the
@@ -183,6 +184,19 @@ impl ConsentModal {
             width,
         ));
 
+        lines.extend(self.claims_lines(width));
+        lines.extend(self.warning_lines(width));
+        lines.extend(self.argument_lines(width));
+        lines
+    }
+
+    /// What the tool's annotations claim, and why the host asks.
+    fn claims_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let indent = " ".repeat(LABEL_WIDTH);
+        let label = |text: &str| Span::styled(format!("{text:<LABEL_WIDTH$}"), theme::dim());
+        let rest = || Span::raw(indent.clone());
+        let mut lines = Vec::new();
         let claims = claims(&ask.hints);
         let mut claim_segments = Vec::new();
         for (i, (claim, style)) in claims.iter().enumerate() {
@@ -210,6 +224,13 @@ impl ConsentModal {
             width,
         ));
 
+        lines
+    }
+
+    /// Each value seen nowhere before, and a changed definition with its diff.
+    fn warning_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let mut lines = Vec::new();
         for unseen in &ask.unseen {
             let (argument, value) = (one_line(&unseen.argument), one_line(&unseen.value));
             lines.push(Line::default());
@@ -240,6 +261,14 @@ impl ConsentModal {
             }
         }
 
+        lines
+    }
+
+    /// Every argument, its value lined up after its name.
+    fn argument_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let ask = &self.ask;
+        let label = |text: &str| Span::styled(format!("{text:<LABEL_WIDTH$}"), theme::dim());
+        let mut lines = Vec::new();
         lines.push(Line::default());
         if ask.arguments.is_empty() {
             lines.push(Line::from(vec![
@@ -360,132 +389,6 @@ fn smallest_body_height() -> u16 {
 
 fn count(rows: usize) -> u16 {
     u16::try_from(rows).unwrap_or(u16::MAX)
-}
-
-// Layout helpers, shared with the draft editor.
-
-/// A `width` × `height` rectangle in the middle of `area` (never larger than it).
-pub(super) fn centred(area: Rect, width: u16, height: u16) -> Rect {
-    let (width, height) = (width.min(area.width), height.min(area.height));
-    Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    }
-}
-
-/// `segments` (text, style) laid out in rows of at most `width` columns, breaking at spaces
-/// where it can and inside a word where it must. The first row starts with `first`, every
-/// other row with `rest`; a newline in a segment starts a new row.
-pub(super) fn wrapped(
-    first: Span<'static>,
-    rest: Span<'static>,
-    segments: &[(&str, Style)],
-    width: usize,
-) -> Vec<Line<'static>> {
-    let cells: Vec<(char, Style)> = segments
-        .iter()
-        .flat_map(|(text, style)| text.chars().map(move |c| (c, *style)))
-        .collect();
-    let first_width = width.saturating_sub(first.width()).max(1);
-    let rest_width = width.saturating_sub(rest.width()).max(1);
-    wrap_cells(&cells, first_width, rest_width)
-        .into_iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let prefix = if i == 0 { first.clone() } else { rest.clone() };
-            styled_row(prefix, &row)
-        })
-        .collect()
-}
-
-fn wrap_cells(
-    cells: &[(char, Style)],
-    first_width: usize,
-    rest_width: usize,
-) -> Vec<Vec<(char, Style)>> {
-    let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
-    let mut row: Vec<(char, Style)> = Vec::new();
-    let mut row_width = 0;
-    let limit = |rows: &Vec<Vec<(char, Style)>>| {
-        if rows.is_empty() {
-            first_width
-        } else {
-            rest_width
-        }
-    };
-    let mut start = 0;
-    while start < cells.len() {
-        let c = cells[start].0;
-        if c == '\n' {
-            rows.push(std::mem::take(&mut row));
-            row_width = 0;
-            start += 1;
-            continue;
-        }
-        // The next token: a run of spaces, or a word.
-        let spaces = c == ' ';
-        let end = cells[start..]
-            .iter()
-            .position(|&(d, _)| d == '\n' || (d == ' ') != spaces)
-            .map_or(cells.len(), |offset| start + offset);
-        let token = &cells[start..end];
-        start = end;
-        let token_width: usize = token.iter().map(|&(c, _)| char_width(c)).sum();
-        if row_width + token_width <= limit(&rows) {
-            row.extend_from_slice(token);
-            row_width += token_width;
-        } else if spaces {
-            // The row breaks here; the spaces go with the break.
-            rows.push(std::mem::take(&mut row));
-            row_width = 0;
-        } else if token_width <= rest_width && !row.is_empty() {
-            while row.last().is_some_and(|&(c, _)| c == ' ') {
-                row.pop();
-            }
-            rows.push(std::mem::take(&mut row));
-            row.extend_from_slice(token);
-            row_width = token_width;
-        } else {
-            for &cell in token {
-                let w = char_width(cell.0);
-                if row_width + w > limit(&rows) && !row.is_empty() {
-                    rows.push(std::mem::take(&mut row));
-                    row_width = 0;
-                }
-                row.push(cell);
-                row_width += w;
-            }
-        }
-    }
-    rows.push(row);
-    rows
-}
-
-pub(super) fn char_width(c: char) -> usize {
-    let mut buffer = [0; 4];
-    Span::raw(&*c.encode_utf8(&mut buffer)).width()
-}
-
-/// A row of styled characters as a line of spans, one span per run of one style.
-fn styled_row(prefix: Span<'static>, row: &[(char, Style)]) -> Line<'static> {
-    let mut spans = vec![prefix];
-    let mut run = String::new();
-    let mut run_style = None;
-    for &(c, style) in row {
-        if let Some(previous) = run_style
-            && previous != style
-        {
-            spans.push(Span::styled(std::mem::take(&mut run), previous));
-        }
-        run_style = Some(style);
-        run.push(c);
-    }
-    if let Some(style) = run_style {
-        spans.push(Span::styled(run, style));
-    }
-    Line::from(spans)
 }
 
 #[cfg(test)]

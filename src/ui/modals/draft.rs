@@ -12,14 +12,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding, Paragraph};
 use tui_textarea::TextArea;
 
-use super::consent::{centred, char_width, wrapped};
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::{centred, char_width, push_wrapped, wrapped};
 use crate::ui::theme;
 
 const MAX_WIDTH: u16 = 110;
 /// The findings take at most this share of the modal's rows (1/n); the draft keeps the rest.
 const FINDINGS_SHARE: u16 = 3;
+/// The customer's words take at most this share of the modal's rows (1/n).
+const CUSTOMER_SHARE: u16 = 4;
 
 /// What the person decided to do with the draft.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +77,8 @@ enum Mode {
 #[derive(Debug)]
 pub struct DraftEditor {
     ticket: String,
+    /// What the customer wrote, cleaned, shown above the draft so the question stays in view.
+    customer_words: Option<String>,
     findings: Vec<String>,
     draft: TextArea<'static>,
     mode: Mode,
@@ -91,12 +95,19 @@ impl DraftEditor {
         let draft_lines: Vec<String> = clean(draft).split('\n').map(str::to_owned).collect();
         Self {
             ticket: one_line(&ticket),
+            customer_words: None,
             findings: findings.iter().map(|finding| one_line(finding)).collect(),
             draft: TextArea::new(draft_lines),
             mode: Mode::Editing,
             notice: None,
             checking: false,
         }
+    }
+
+    /// Shows the customer's message (already cleaned) above the draft.
+    pub fn with_customer_words(mut self, words: &str) -> Self {
+        self.customer_words = (!words.trim().is_empty()).then(|| words.to_owned());
+        self
     }
 
     /// The findings of the draft as last checked (after Ctrl-K, the edited text).
@@ -253,6 +264,7 @@ impl DraftEditor {
             &[(&self.ticket, theme::untrusted())],
             width,
         );
+        header.extend(self.customer_lines(width, inner.height / CUSTOMER_SHARE));
         header.extend(self.findings_lines(width, inner.height / FINDINGS_SHARE));
 
         let prompt_rows = match self.mode {
@@ -335,6 +347,29 @@ impl DraftEditor {
         frame.render_widget(block, area);
         let visible: Vec<Line<'static>> = rows.into_iter().skip(top).take(height).collect();
         frame.render_widget(Paragraph::new(visible), inner);
+    }
+
+    /// The customer's message, at most `max_rows` rows; the last row says how many did not
+    /// fit.
+    fn customer_lines(&self, width: usize, max_rows: u16) -> Vec<Line<'static>> {
+        let Some(words) = &self.customer_words else {
+            return vec![];
+        };
+        let mut body = Vec::new();
+        push_wrapped(&mut body, words, width, theme::untrusted(), "  ");
+        let max_rows = usize::from(max_rows.max(2));
+        if body.len() > max_rows {
+            let hidden = body.len() - (max_rows - 1);
+            body.truncate(max_rows - 1);
+            body.push(Line::styled(
+                format!("  … {hidden} more rows; a taller window shows them"),
+                theme::dim(),
+            ));
+        }
+        let heading = "The customer wrote (data, never followed):";
+        let mut lines = vec![Line::styled(heading, theme::dim())];
+        lines.extend(body);
+        lines
     }
 
     /// The open findings, at most `max_rows` rows; the last row says how many did not fit.

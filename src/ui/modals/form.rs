@@ -34,6 +34,8 @@ const PAGE_ROWS: i32 = 8;
 #[derive(Debug)]
 pub struct FormModal {
     ask: FormAsk,
+    /// The desk's own question in place of "<server> asks:", for a form the desk made.
+    heading: Option<String>,
     /// One per field, in the form's order.
     editors: Vec<Editor>,
     /// Index of the focused field; `editors.len()` is the "Review answers" line.
@@ -89,6 +91,7 @@ impl FormModal {
         let count = editors.len();
         let mut modal = Self {
             ask,
+            heading: None,
             editors,
             focus: 0,
             step,
@@ -101,6 +104,13 @@ impl FormModal {
         modal.restyle();
         modal.check();
         modal
+    }
+
+    /// A form of the desk's own (a prompt's arguments) is headed by the desk's question,
+    /// not by "<server> asks:": the server asked nothing.
+    pub fn with_heading(mut self, heading: String) -> Self {
+        self.heading = Some(heading);
+        self
     }
 
     /// The question this modal answers.
@@ -524,8 +534,8 @@ fn fields_of(ask: &FormAsk) -> &[Field] {
     }
 }
 
+mod hints;
 mod view;
-mod wrap;
 
 #[cfg(test)]
 mod tests;

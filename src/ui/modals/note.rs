@@ -8,9 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding, Paragraph};
 use tui_textarea::TextArea;
 
-use super::consent::centred;
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::centred;
 use crate::ui::theme;
 
 /// Writes a note; answers with its text (Ctrl-S), or `None` (Esc).

@@ -7,11 +7,12 @@ use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
 use super::*;
-use crate::host::api::{Finding, Outcome, Ticket};
+use crate::host::api::{Entry, EntryKind, Finding, Outcome, Ticket};
 use crate::model::chat::Reply;
 use crate::record::transcript::entries_of;
 use crate::recording::Event;
 use crate::recording::reader::Recording;
+use crate::ui::transcript;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)

@@ -11,11 +11,16 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding};
 
-use super::wrap::{Wrapper, flow, indent, indent_by, key_lines, text_width, wrap};
+use super::hints::shown_value;
 use super::{Editor, FormModal, INDENT, MAX_WIDTH, NUMBER_WIDTH, SIDE_CHROME, Step};
-use crate::host::api::{Field, FieldKind, FieldValue, FormKind, TextFormat};
+use crate::host::api::{Field, FieldKind, FormKind};
 use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::{self, flow, indent_by, key_lines, wrap_anywhere, wrap_styled as wrap};
 use crate::ui::theme;
+
+fn indent(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    indent_by(lines, INDENT)
+}
 
 impl FormModal {
     /// Draws the modal centred in `area`, over whatever is there.
@@ -38,7 +43,11 @@ impl FormModal {
         let offset = self.offset(&body, body_height);
 
         let server = one_line(&self.ask.server);
-        let title = Line::from(format!(" Input request from {server} ")).style(theme::title());
+        let title = match &self.heading {
+            Some(_) => " The desk asks ".to_owned(),
+            None => format!(" Input request from {server} "),
+        };
+        let title = Line::from(title).style(theme::title());
         let mut block = Block::bordered()
             .title(title)
             .padding(Padding::horizontal(1));
@@ -89,7 +98,7 @@ impl FormModal {
             1 => Some(" 1 field needs fixing before review ".to_owned()),
             n => Some(format!(" {n} fields need fixing before review ")),
         };
-        let used = fixing.as_deref().map_or(0, text_width) + 1;
+        let used = fixing.as_deref().map_or(0, text::width) + 1;
         let mut spans = Vec::new();
         if let Some(fixing) = fixing {
             spans.push(Span::styled("─", theme::dim()));
@@ -142,10 +151,13 @@ impl FormModal {
     /// Who asks, from where, for which ticket: always on screen.
     fn header(&self, width: usize) -> Vec<Line<'static>> {
         let server = one_line(&self.ask.server);
-        let mut lines = wrap(
-            &[(&server, theme::title()), (" asks:", Style::default())],
-            width,
-        );
+        let mut lines = match &self.heading {
+            Some(heading) => wrap(&[(&one_line(heading), theme::title())], width),
+            None => wrap(
+                &[(&server, theme::title()), (" asks:", Style::default())],
+                width,
+            ),
+        };
         let mut from = format!("from {}", one_line(&self.ask.origin));
         if let Some(ticket) = &self.ask.ticket {
             from.push_str(&format!(" · ticket {}", one_line(ticket)));
@@ -180,7 +192,7 @@ impl FormModal {
         }
         keys.push(("Ctrl-D", "declines: the server is told no"));
         keys.push(("Esc", "cancels: the server is told you dismissed it"));
-        key_lines(&keys, width)
+        key_lines(&keys, theme::key(), width)
     }
 
     fn field_keys(&self) -> Vec<(&'static str, &'static str)> {
@@ -272,6 +284,26 @@ impl FormModal {
             let description = clean(description);
             body.lines(indent(wrap(&[(&description, theme::dim())], inner)));
         }
+        let cursor_row = self.widget_rows(index, field, editor, inner, body);
+        let problems = self.problems.iter().filter(|p| p.field == field.name);
+        for problem in problems.filter(|_| self.shown[index]) {
+            let text = format!("✗ {}", problem.problem);
+            body.lines(indent(wrap(&[(&text, theme::danger())], inner)));
+        }
+        cursor_row
+    }
+
+    /// The field's widget: a text input, a yes/no, options to choose. Returns the row of a
+    /// multi-choice cursor.
+    fn widget_rows(
+        &self,
+        index: usize,
+        field: &Field,
+        editor: &Editor,
+        inner: usize,
+        body: &mut Body,
+    ) -> Option<usize> {
+        let focused = index == self.focus;
         let chosen = |yes: bool| {
             if focused && yes {
                 theme::selected()
@@ -299,7 +331,7 @@ impl FormModal {
                         vec![Span::styled(format!("{mark}{label}"), chosen(picked))]
                     })
                     .collect();
-                body.lines(indent(flow(items, "   ", inner)));
+                body.lines(indent(flow(items, Span::raw("   "), inner)));
             }
             (Editor::Choices { picked, cursor }, FieldKind::Choices { options, .. }) => {
                 for (n, (option, picked)) in options.iter().zip(picked).enumerate() {
@@ -320,11 +352,6 @@ impl FormModal {
             }
             // An editor is made from its field's kind, so the two always agree.
             (Editor::Choice(_) | Editor::Choices { .. }, _) => {}
-        }
-        let problems = self.problems.iter().filter(|p| p.field == field.name);
-        for problem in problems.filter(|_| self.shown[index]) {
-            let text = format!("✗ {}", problem.problem);
-            body.lines(indent(wrap(&[(&text, theme::danger())], inner)));
         }
         cursor_row
     }
@@ -367,11 +394,10 @@ impl FormModal {
             ],
             None => vec![(url.as_str(), theme::untrusted())],
         };
-        let mut wrapper = Wrapper::new(width.saturating_sub(2));
-        for (text, style) in segments {
-            wrapper.chars(text, style);
-        }
-        body.lines(indent_by(wrapper.finish(), 2));
+        body.lines(indent_by(
+            wrap_anywhere(&segments, width.saturating_sub(2)),
+            2,
+        ));
         match host {
             Some(host) => body.lines(wrap(
                 &[
@@ -396,97 +422,6 @@ impl FormModal {
         ];
         for note in notes {
             body.lines(wrap(&[(note, Style::default())], width));
-        }
-    }
-}
-
-impl Editor {
-    /// What the field accepts, in words (dim, beside its title).
-    fn hint(&self, field: &Field) -> Option<String> {
-        match &field.kind {
-            FieldKind::Text {
-                min_length,
-                max_length,
-                format,
-                ..
-            } => {
-                let typed = match self {
-                    Self::Text(input) => input.lines().concat().chars().count(),
-                    _ => 0,
-                };
-                let min_length = min_length.filter(|&min| min > 0);
-                let length = match (min_length, max_length) {
-                    (Some(min), Some(max)) => {
-                        Some(format!("{min} to {max} characters ({typed} so far)"))
-                    }
-                    (None, Some(max)) => Some(format!("at most {max} characters ({typed} so far)")),
-                    (Some(min), None) => Some(format!("at least {min} characters")),
-                    (None, None) => None,
-                };
-                let format = format.map(|format| match format {
-                    TextFormat::Email => "an email address like name@example.com".to_owned(),
-                    TextFormat::Uri => "a web address like https://example.com".to_owned(),
-                    TextFormat::Date => "a date like 2026-03-31".to_owned(),
-                    TextFormat::DateTime => "a date and time like 2026-03-31T14:30:00Z".to_owned(),
-                });
-                let parts: Vec<String> = format.into_iter().chain(length).collect();
-                (!parts.is_empty()).then(|| parts.join(" · "))
-            }
-            FieldKind::Number {
-                minimum, maximum, ..
-            } => Some(format!("a number{}", bounds(*minimum, *maximum))),
-            FieldKind::Integer {
-                minimum, maximum, ..
-            } => Some(format!("a whole number{}", bounds(*minimum, *maximum))),
-            FieldKind::Boolean { .. } | FieldKind::Choice { .. } => None,
-            FieldKind::Choices {
-                min_items,
-                max_items,
-                ..
-            } => {
-                let picked = match self {
-                    Self::Choices { picked, .. } => picked.iter().filter(|p| **p).count(),
-                    _ => 0,
-                };
-                let range = match (min_items, max_items) {
-                    (Some(min), Some(max)) if min == max => format!("pick {min}"),
-                    (Some(min), Some(max)) => format!("pick {min} to {max}"),
-                    (Some(min), None) => format!("pick at least {min}"),
-                    (None, Some(max)) => format!("pick at most {max}"),
-                    (None, None) => "pick any".to_owned(),
-                };
-                Some(format!("{range} ({picked} picked)"))
-            }
-        }
-    }
-}
-
-/// A value as the review shows it: what is sent, with an option's label beside its value.
-fn shown_value(field: &Field, value: &FieldValue) -> String {
-    let label = |value: &str| {
-        let options = match &field.kind {
-            FieldKind::Choice { options, .. } | FieldKind::Choices { options, .. } => {
-                options.as_slice()
-            }
-            _ => &[],
-        };
-        let option = options.iter().find(|option| option.value == value);
-        match option.map(|option| one_line(&option.label)) {
-            Some(label) if label != value => format!("{label} ({})", one_line(value)),
-            _ => one_line(value),
-        }
-    };
-    match value {
-        FieldValue::Text(text) => format!("\"{}\"", one_line(text)),
-        FieldValue::Number(n) => n.to_string(),
-        FieldValue::Integer(n) => n.to_string(),
-        FieldValue::Boolean(true) => "yes".to_owned(),
-        FieldValue::Boolean(false) => "no".to_owned(),
-        FieldValue::Choice(value) => label(value),
-        FieldValue::Choices(values) if values.is_empty() => "none picked".to_owned(),
-        FieldValue::Choices(values) => {
-            let labels: Vec<String> = values.iter().map(|value| label(value)).collect();
-            labels.join(", ")
         }
     }
 }
@@ -539,14 +474,5 @@ impl Body {
 
     fn blank(&mut self) {
         self.rows.push(Row::Line(Line::default()));
-    }
-}
-
-fn bounds<T: std::fmt::Display>(minimum: Option<T>, maximum: Option<T>) -> String {
-    match (minimum, maximum) {
-        (Some(min), Some(max)) => format!(" between {min} and {max}"),
-        (Some(min), None) => format!(", at least {min}"),
-        (None, Some(max)) => format!(", at most {max}"),
-        (None, None) => String::new(),
     }
 }

@@ -1,0 +1,253 @@
+//! Keys while a modal is open: each modal answers its own question and says so; this turns
+//! its answer into the command for the host and decides what opens next.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::{App, HAND_OVER_TO, Modal, Picker, PickerKind, QueueItem};
+use crate::host::api::{
+    Command, ConsentAnswer, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind,
+    PersonPrompt, PromptInfo,
+};
+use crate::host::api::{ConsentAsk, Pending};
+use crate::ui::ModalOutcome;
+use crate::ui::modals::consent::ConsentModal;
+use crate::ui::modals::draft::{DraftAction, DraftEditor};
+use crate::ui::modals::form::FormModal;
+use crate::ui::panes::help;
+
+type ConsentPending = Pending<ConsentAsk, ConsentAnswer>;
+type FormPending = Pending<FormAsk, FormAnswer>;
+
+impl App {
+    pub(super) fn on_modal_key(&mut self, key: KeyEvent) -> Option<Command> {
+        match self.modal.take()? {
+            Modal::Consent(view, pending) => self.consent_key(view, pending, key),
+            Modal::Form(view, pending) => self.form_key(view, pending, key),
+            Modal::Draft(editor, ticket) => return self.draft_key(editor, ticket, key),
+            Modal::Note(mut input, ticket) => match input.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Note(input, ticket)),
+                ModalOutcome::Answered(Some(text)) => {
+                    return Some(Command::AddNote { ticket, text });
+                }
+                ModalOutcome::Answered(None) => {}
+            },
+            Modal::PromptArgs(view, prompt) => return self.prompt_args_key(view, prompt, key),
+            Modal::Picker(picker) => return self.on_picker_key(picker, key),
+            Modal::Help { scroll } => self.help_key(scroll, key),
+        }
+        None
+    }
+
+    fn consent_key(&mut self, mut view: ConsentModal, pending: ConsentPending, key: KeyEvent) {
+        match view.handle_key(key) {
+            ModalOutcome::Pending => self.modal = Some(Modal::Consent(view, pending)),
+            ModalOutcome::Answered(approved) => {
+                let ticket = pending.ask.ticket.clone();
+                pending.answer(ConsentAnswer {
+                    approved,
+                    by: self.staff.clone(),
+                });
+                self.after_answer(&ticket);
+            }
+        }
+    }
+
+    fn form_key(&mut self, mut view: FormModal, pending: FormPending, key: KeyEvent) {
+        match view.handle_key(key) {
+            ModalOutcome::Pending => self.modal = Some(Modal::Form(view, pending)),
+            ModalOutcome::Answered(answer) => {
+                let ticket = pending.ask.ticket.clone();
+                pending.answer(answer);
+                if let Some(ticket) = ticket {
+                    self.after_answer(&ticket);
+                }
+            }
+        }
+    }
+
+    fn draft_key(
+        &mut self,
+        mut editor: DraftEditor,
+        ticket: String,
+        key: KeyEvent,
+    ) -> Option<Command> {
+        match editor.handle_key(key) {
+            ModalOutcome::Pending => {
+                self.modal = Some(Modal::Draft(editor, ticket));
+                None
+            }
+            ModalOutcome::Answered(DraftAction::Send {
+                text,
+                override_reason,
+            }) => Some(Command::SendReply {
+                ticket,
+                text,
+                override_reason,
+            }),
+            ModalOutcome::Answered(DraftAction::HandToPerson { note }) => {
+                Some(Command::HandToPerson {
+                    ticket,
+                    to: HAND_OVER_TO.to_owned(),
+                    note,
+                })
+            }
+            ModalOutcome::Answered(DraftAction::Check { text }) => {
+                self.modal = Some(Modal::Draft(editor, ticket.clone()));
+                Some(Command::EditDraft { ticket, text })
+            }
+            ModalOutcome::Answered(DraftAction::Close { text }) => {
+                let changed = self.items.iter().any(|i| {
+                    i.ticket.ticket_id == ticket
+                        && i.state.draft.as_deref().unwrap_or_default() != text
+                });
+                changed.then_some(Command::EditDraft { ticket, text })
+            }
+        }
+    }
+
+    fn prompt_args_key(
+        &mut self,
+        mut view: FormModal,
+        prompt: String,
+        key: KeyEvent,
+    ) -> Option<Command> {
+        match view.handle_key(key) {
+            ModalOutcome::Pending => {
+                self.modal = Some(Modal::PromptArgs(view, prompt));
+                None
+            }
+            ModalOutcome::Answered(FormAnswer::Accept(values)) => {
+                let ticket = self.current()?.ticket.ticket_id.clone();
+                let arguments = values
+                    .into_iter()
+                    .map(|(name, value)| {
+                        let text = match value {
+                            FieldValue::Text(t) | FieldValue::Choice(t) => t,
+                            other => format!("{other:?}"),
+                        };
+                        (name, text)
+                    })
+                    .collect();
+                Some(Command::RunPrompt {
+                    ticket,
+                    prompt: PersonPrompt {
+                        name: prompt,
+                        arguments,
+                    },
+                })
+            }
+            ModalOutcome::Answered(_) => None,
+        }
+    }
+
+    /// The help screen scrolls; Esc, `?`, `q` or Enter close it.
+    fn help_key(&mut self, scroll: u16, key: KeyEvent) {
+        let scroll = match key.code {
+            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => return,
+            KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => scroll.saturating_add(10),
+            KeyCode::PageUp => scroll.saturating_sub(10),
+            KeyCode::Home => 0,
+            _ => scroll,
+        };
+        let most = u16::try_from(help::rows()).unwrap_or(u16::MAX);
+        self.modal = Some(Modal::Help {
+            scroll: scroll.min(most),
+        });
+    }
+
+    /// A question answered: the ticket no longer waits on a person unless another of its
+    /// questions does, and the next question nobody put back opens.
+    fn after_answer(&mut self, ticket: &str) {
+        let still_asked = self.waiting.asks_about(ticket);
+        if let Some(item) = self.item_mut(ticket)
+            && !still_asked
+        {
+            item.asking = None;
+            item.refresh();
+        }
+        self.open_question(None);
+    }
+
+    pub(super) fn on_picker_key(&mut self, mut picker: Picker, key: KeyEvent) -> Option<Command> {
+        let count = match picker.kind {
+            PickerKind::Prompts => self.prompts.len(),
+            PickerKind::Resources => self.resources.len(),
+            PickerKind::Reviews => self.review_choices().len(),
+        };
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => return None,
+            KeyCode::Down | KeyCode::Char('j') => {
+                picker.selected = (picker.selected + 1).min(count.saturating_sub(1))
+            }
+            KeyCode::Up | KeyCode::Char('k') => picker.selected = picker.selected.saturating_sub(1),
+            KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Reviews) => {
+                self.open_review(picker.selected);
+                return None;
+            }
+            KeyCode::Enter if count > 0 => {
+                let ticket = self.current()?.ticket.ticket_id.clone();
+                return match picker.kind {
+                    PickerKind::Prompts => {
+                        let prompt = self.prompts[picker.selected].clone();
+                        // The desk asks this, not the server: the heading says so.
+                        let heading = format!("Run {} for {ticket}: its arguments", prompt.name);
+                        let form = FormModal::new(prompt_form(&prompt, &ticket, self.current()))
+                            .with_heading(heading);
+                        self.modal = Some(Modal::PromptArgs(form, prompt.name));
+                        None
+                    }
+                    PickerKind::Resources => {
+                        let resource = &self.resources[picker.selected];
+                        Some(Command::AttachResource {
+                            ticket,
+                            server: resource.server.clone(),
+                            uri: resource.uri.clone(),
+                        })
+                    }
+                    PickerKind::Reviews => None,
+                };
+            }
+            _ => {}
+        }
+        self.modal = Some(Modal::Picker(picker));
+        None
+    }
+}
+
+/// The desk's own form for a prompt's arguments, prefilled from the current ticket.
+fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> FormAsk {
+    let (server, _) = prompt.name.split_once('.').unwrap_or((&prompt.name, ""));
+    let fields = prompt
+        .arguments
+        .iter()
+        .map(|(name, description, required)| {
+            let default = match name.as_str() {
+                "order_id" => item.and_then(|i| i.ticket.order_id.clone()),
+                "customer_id" => item.map(|i| i.ticket.customer_id.clone()),
+                "ticket_id" => Some(ticket.to_owned()),
+                _ => None,
+            };
+            Field {
+                name: name.clone(),
+                title: None,
+                description: Some(description.clone()),
+                required: *required,
+                kind: FieldKind::Text {
+                    min_length: None,
+                    max_length: Some(200),
+                    format: None,
+                    default,
+                },
+            }
+        })
+        .collect();
+    FormAsk {
+        ticket: Some(ticket.to_owned()),
+        server: server.to_owned(),
+        origin: format!("prompt {} (you chose it)", prompt.name),
+        message: prompt.description.clone(),
+        kind: FormKind::Fields(fields),
+    }
+}

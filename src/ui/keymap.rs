@@ -1,0 +1,314 @@
+//! The desk's keys: one table from a key to the `Action` it asks for, with the words the `?`
+//! screen shows beside it. `App::on_key` and the help screen both read these tables, so what
+//! a key does and what the help says it does cannot drift apart. Nothing here changes state:
+//! `App::update` applies the action.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a person asks the desk to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    SelectNext,
+    SelectPrevious,
+    SelectFirst,
+    /// Scroll the ticket pane back to the live turn.
+    FollowLive,
+    ScrollBack,
+    ScrollForward,
+    CycleFilter,
+    WorkSelected,
+    WorkNew,
+    OpenSelected,
+    AnswerNext,
+    EditSelected,
+    AddNote,
+    PickPrompt,
+    PickResource,
+    PickReview,
+    Help,
+    /// Start typing a search (`/`).
+    Search,
+    /// Jump to the next (or previous) ticket the search finds.
+    NextMatch,
+    PreviousMatch,
+    /// Leave the search, keeping the ticket it found.
+    EndSearch,
+    /// Leave the open question for later (it stays queued, and stays back until asked for).
+    PutBack,
+}
+
+/// A key as the tables name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// A character typed without Ctrl or Alt.
+    Char(char),
+    /// A lower-case letter typed with Shift (some terminals send `w` + Shift for `W`).
+    Shifted(char),
+    Ctrl(char),
+    Code(KeyCode),
+}
+
+impl Key {
+    fn matches(self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match self {
+            // `w` with Shift is `W`, not `w`.
+            Key::Char(c) => {
+                let shifted_letter = shift && c.is_lowercase();
+                key.code == KeyCode::Char(c) && !(ctrl || alt || shifted_letter)
+            }
+            Key::Shifted(c) => shift && !ctrl && key.code == KeyCode::Char(c),
+            Key::Ctrl(c) => ctrl && key.code == KeyCode::Char(c),
+            Key::Code(code) => key.code == code,
+        }
+    }
+}
+
+/// Keys, the action they ask for, and the help screen's words for them.
+pub struct Binding {
+    pub keys: &'static [Key],
+    /// The keys as the help screen names them.
+    pub shown: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+}
+
+const fn bind(
+    keys: &'static [Key],
+    shown: &'static str,
+    action: Action,
+    help: &'static str,
+) -> Binding {
+    Binding {
+        keys,
+        shown,
+        action,
+        help,
+    }
+}
+
+/// The desk's own keys, when no modal is open, in the order the help lists them.
+pub const DESK: &[Binding] = &[
+    bind(
+        &[
+            Key::Code(KeyCode::Down),
+            Key::Code(KeyCode::Up),
+            Key::Char('j'),
+            Key::Char('k'),
+        ],
+        "↑/↓ or j/k",
+        Action::SelectNext,
+        "pick a ticket",
+    ),
+    bind(
+        &[Key::Code(KeyCode::Home)],
+        "Home",
+        Action::SelectFirst,
+        "the first ticket",
+    ),
+    bind(
+        &[Key::Char('w')],
+        "w",
+        Action::WorkSelected,
+        "work the selected ticket (again)",
+    ),
+    bind(
+        &[Key::Char('W'), Key::Shifted('w')],
+        "W",
+        Action::WorkNew,
+        "work every new ticket",
+    ),
+    bind(
+        &[Key::Code(KeyCode::Enter)],
+        "Enter",
+        Action::OpenSelected,
+        "open the ticket's question or reply, or work it",
+    ),
+    bind(
+        &[Key::Char('a')],
+        "a",
+        Action::AnswerNext,
+        "answer the next waiting question (put-back ones too)",
+    ),
+    bind(
+        &[Key::Char('e')],
+        "e",
+        Action::EditSelected,
+        "write, edit, send or hand over the reply",
+    ),
+    bind(
+        &[Key::Char('n')],
+        "n",
+        Action::AddNote,
+        "add an internal note (never sent, never shown to the model)",
+    ),
+    bind(
+        &[Key::Char('/')],
+        "/",
+        Action::Search,
+        "find a ticket by id, customer or words",
+    ),
+    bind(
+        &[Key::Char('f')],
+        "f",
+        Action::CycleFilter,
+        "filter: all / needs me / needs a person",
+    ),
+    bind(
+        &[Key::Char('p')],
+        "p",
+        Action::PickPrompt,
+        "run a server's prompt for this ticket",
+    ),
+    bind(
+        &[Key::Char('r')],
+        "r",
+        Action::PickResource,
+        "attach a server's resource to this ticket",
+    ),
+    bind(
+        &[Key::Code(KeyCode::PageUp)],
+        "PgUp/PgDn",
+        Action::ScrollBack,
+        "scroll the ticket",
+    ),
+    bind(
+        &[Key::Code(KeyCode::PageDown)],
+        "",
+        Action::ScrollForward,
+        "",
+    ),
+    bind(
+        &[Key::Code(KeyCode::End)],
+        "End",
+        Action::FollowLive,
+        "follow the live turn again",
+    ),
+    bind(
+        &[Key::Char('v')],
+        "v",
+        Action::PickReview,
+        "review this desk's record or a recording (q returns)",
+    ),
+    bind(&[Key::Char('?')], "?", Action::Help, "this help"),
+    bind(
+        &[Key::Char('q'), Key::Ctrl('c')],
+        "q or Ctrl-C",
+        Action::Quit,
+        "quit (servers are stopped)",
+    ),
+];
+
+/// After a search found a ticket; every other key ends the search and does what it does.
+pub const FOUND: &[Binding] = &[
+    bind(
+        &[Key::Char('n'), Key::Code(KeyCode::Enter)],
+        "n or Enter",
+        Action::NextMatch,
+        "after a search: the next ticket it finds",
+    ),
+    bind(
+        &[Key::Char('N'), Key::Shifted('n')],
+        "N",
+        Action::PreviousMatch,
+        "after a search: the previous one",
+    ),
+    bind(
+        &[Key::Code(KeyCode::Esc)],
+        "Esc",
+        Action::EndSearch,
+        "after a search: end it, staying on this ticket",
+    ),
+];
+
+/// While a question's modal is open, before the modal sees the key.
+pub const QUESTION: &[Binding] = &[bind(
+    &[Key::Ctrl('b')],
+    "Ctrl-B",
+    Action::PutBack,
+    "in a question: leave it for later (it waits until you ask for it)",
+)];
+
+/// Keys a modal or the mouse handles itself, listed for the help screen only.
+pub const ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "typing after /",
+        "Enter finds the first ticket · Esc cancels",
+    ),
+    ("mouse", "click a ticket; wheel scrolls"),
+    ("y / n", "in a consent question: approve / decline"),
+    ("Esc", "in a consent question: decline and close"),
+    ("Ctrl-D / Esc", "in a server's form: decline / cancel"),
+    (
+        "Ctrl-K",
+        "in the draft: check your edit against the call log",
+    ),
+];
+
+/// The action `key` asks for in `table`, if any. Up and `k` select the previous ticket: they
+/// share a help line with Down and `j`.
+pub fn action(table: &[Binding], key: KeyEvent) -> Option<Action> {
+    if matches!(key.code, KeyCode::Up | KeyCode::Char('k'))
+        && table
+            .iter()
+            .any(|b| b.action == Action::SelectNext && b.keys.iter().any(|k| k.matches(key)))
+    {
+        return Some(Action::SelectPrevious);
+    }
+    table
+        .iter()
+        .find(|binding| binding.keys.iter().any(|k| k.matches(key)))
+        .map(|binding| binding.action)
+}
+
+/// The help screen's key lines, in the order the tables give them.
+pub fn help_lines() -> Vec<(&'static str, &'static str)> {
+    let bound = DESK.iter().chain(FOUND).chain(QUESTION);
+    bound
+        .filter(|b| !b.shown.is_empty())
+        .map(|b| (b.shown, b.help))
+        .chain(ELSEWHERE.iter().copied())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, modifiers)
+    }
+
+    #[test]
+    fn shift_w_works_the_queue_and_plain_w_the_ticket() {
+        let plain = press(KeyCode::Char('w'), KeyModifiers::NONE);
+        let upper = press(KeyCode::Char('W'), KeyModifiers::SHIFT);
+        let shifted = press(KeyCode::Char('w'), KeyModifiers::SHIFT);
+        assert_eq!(action(DESK, plain), Some(Action::WorkSelected));
+        assert_eq!(action(DESK, upper), Some(Action::WorkNew));
+        assert_eq!(action(DESK, shifted), Some(Action::WorkNew));
+    }
+
+    #[test]
+    fn up_and_k_select_the_previous_ticket() {
+        for code in [KeyCode::Up, KeyCode::Char('k')] {
+            let key = press(code, KeyModifiers::NONE);
+            assert_eq!(action(DESK, key), Some(Action::SelectPrevious));
+        }
+    }
+
+    #[test]
+    fn every_action_of_the_desk_is_in_the_help() {
+        let help = help_lines();
+        for binding in DESK.iter().chain(FOUND).chain(QUESTION) {
+            assert!(
+                binding.shown.is_empty() || help.contains(&(binding.shown, binding.help)),
+                "{:?} is missing from the help",
+                binding.action
+            );
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The picker: the prompts or resources the servers offer, or what review mode can open,
+//! as a list to choose one from.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState};
+
+use crate::ui::app::{App, Picker, PickerKind};
+use crate::ui::sanitize::one_line;
+use crate::ui::text::centred;
+use crate::ui::theme;
+
+pub fn render(app: &App, picker: &Picker, frame: &mut Frame, area: Rect) {
+    let (title, rows) = rows(app, picker);
+    let rect = centred(
+        area,
+        area.width.saturating_sub(8).max(40),
+        (rows.len() as u16 + 2).clamp(4, 16),
+    );
+    frame.render_widget(Clear, rect);
+    let empty = rows.is_empty();
+    let items: Vec<ListItem> = if empty {
+        vec![ListItem::new("(none offered by the connected servers)")]
+    } else {
+        rows.into_iter().map(ListItem::new).collect()
+    };
+    let list = List::new(items)
+        .block(Block::default().borders(Borders::ALL).title(title))
+        .highlight_style(theme::selected());
+    let mut state = ListState::default().with_selected((!empty).then_some(picker.selected));
+    frame.render_stateful_widget(list, rect, &mut state);
+}
+
+fn rows(app: &App, picker: &Picker) -> (&'static str, Vec<String>) {
+    match picker.kind {
+        PickerKind::Prompts => (
+            " Prompts: run one for this ticket (Enter · Esc closes) ",
+            app.prompts
+                .iter()
+                .map(|p| format!("{}  {}", one_line(&p.name), one_line(&p.description)))
+                .collect(),
+        ),
+        PickerKind::Reviews => (
+            " Review: open one (Enter · Esc closes) ",
+            app.review_choices()
+                .into_iter()
+                .map(|(label, _, _)| one_line(&label))
+                .collect(),
+        ),
+        PickerKind::Resources => (
+            " Resources: attach one to this ticket (Enter · Esc closes) ",
+            app.resources
+                .iter()
+                .map(|r| {
+                    let size = r.size.map(|s| format!(" {s} bytes")).unwrap_or_default();
+                    format!(
+                        "{} {}  {}{}",
+                        one_line(&r.server),
+                        one_line(&r.uri),
+                        one_line(&r.title),
+                        size
+                    )
+                })
+                .collect(),
+        ),
+    }
+}

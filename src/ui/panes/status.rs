@@ -1,0 +1,51 @@
+//! The status bar: the desk's name, each server with its revision and how many tools it
+//! offers (or that it is down), the selected ticket's model calls, and the model.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::host::api::ServerSummary;
+use crate::ui::app::App;
+use crate::ui::sanitize::one_line;
+use crate::ui::theme;
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::styled(" Support Desk ", theme::title())];
+    for server in &app.servers {
+        spans.push(Span::raw("│ "));
+        let style = if server.error.is_some() {
+            theme::danger()
+        } else {
+            Style::default()
+        };
+        spans.push(Span::styled(server_text(server), style));
+    }
+    if let Some(item) = app.current() {
+        spans.push(Span::raw(format!(
+            "│ {} model calls {} ",
+            item.ticket.ticket_id, item.state.model_calls
+        )));
+    }
+    spans.push(Span::raw("│ "));
+    spans.push(Span::styled(one_line(&app.model), theme::dim()));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `shop 2026-07-28 · 5 tools`, or `shop down`.
+fn server_text(server: &ServerSummary) -> String {
+    let prefix = one_line(&server.prefix);
+    if server.error.is_some() {
+        return format!("{prefix} down ");
+    }
+    let tools = match server.tools.len() {
+        1 => "1 tool".to_owned(),
+        n => format!("{n} tools"),
+    };
+    match &server.revision {
+        Some(revision) => format!("{prefix} {} · {tools} ", one_line(revision)),
+        None => format!("{prefix} · {tools} "),
+    }
+}

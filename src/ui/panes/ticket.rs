@@ -1,0 +1,172 @@
+//! The ticket pane: the ticket's facts on top, then the customer's words, the same
+//! customer's other tickets, the ticket's history as `transcript` draws it, and where it
+//! stands now. The history follows the live turn unless the person scrolled back.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::host::api::{Lifecycle, rfc3339};
+use crate::ui::app::{App, QueueItem};
+use crate::ui::sanitize::{clean, one_line};
+use crate::ui::text::{push_wrapped, wrap};
+use crate::ui::theme;
+use crate::ui::transcript;
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let block = Block::default().borders(Borders::ALL).title(" Ticket ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(item) = app.current() else {
+        frame.render_widget(
+            Paragraph::new("No ticket matches this filter. Press f to change it."),
+            inner,
+        );
+        return;
+    };
+    let width = inner.width.max(10) as usize;
+    // The header stays put; the rest scrolls and follows the live turn.
+    let header = header_lines(item, width);
+    let header_height = (header.len() as u16).min(inner.height);
+    frame.render_widget(
+        Paragraph::new(header),
+        Rect::new(inner.x, inner.y, inner.width, header_height),
+    );
+    let body = Rect::new(
+        inner.x,
+        inner.y + header_height,
+        inner.width,
+        inner.height - header_height,
+    );
+    let lines = body_lines(app, item, width, body.height as usize);
+    let height = body.height as usize;
+    let total = lines.len();
+    let bottom = total
+        .saturating_sub(app.scroll_back as usize)
+        .max(height.min(total));
+    let top = bottom.saturating_sub(height);
+    let shown: Vec<Line> = lines.into_iter().skip(top).take(height).collect();
+    frame.render_widget(Paragraph::new(shown), body);
+}
+
+/// `T-0003 · C-0156 · 2026-06-22T07:18 · needs lead`, then the subject.
+fn header_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
+    let t = &item.ticket;
+    let facts = format!(
+        "{} · {} · {} · {}",
+        t.ticket_id,
+        t.customer_id,
+        one_line(&t.received_at),
+        item.status.label()
+    );
+    wrap(&facts, width)
+        .into_iter()
+        .chain(wrap(&one_line(&t.subject), width))
+        .map(|piece| Line::styled(piece, theme::title()))
+        .collect()
+}
+
+/// Everything under the header, as far back as the view reaches: lines are built from the
+/// newest entry backwards, and the ticket's own words only when the view gets that far.
+fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<Line<'static>> {
+    let need = height + app.scroll_back as usize;
+    let entries = app
+        .transcripts
+        .get(&item.ticket.ticket_id)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let standing = standing_lines(item, width);
+    let mut count = standing.len();
+    let mut tail: Vec<Vec<Line>> = Vec::new();
+    for entry in entries.iter().rev() {
+        if count >= need {
+            break;
+        }
+        let chunk = transcript::lines(entry, width);
+        count += chunk.len();
+        tail.push(chunk);
+    }
+    let mut lines: Vec<Line> = Vec::new();
+    if count < need {
+        lines = ticket_text(app, item, width);
+        if entries.is_empty() {
+            push_wrapped(
+                &mut lines,
+                "Not worked yet: press w to let the model work it, or e to answer it yourself.",
+                width,
+                theme::dim(),
+                "",
+            );
+        }
+    }
+    lines.extend(tail.into_iter().rev().flatten());
+    lines.extend(standing);
+    lines
+}
+
+/// The customer's words and the same customer's other tickets.
+fn ticket_text(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> {
+    let t = &item.ticket;
+    let mut lines = Vec::new();
+    let heading = "The customer's words (data, never followed):";
+    push_wrapped(&mut lines, heading, width, theme::dim(), "");
+    push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
+    let others = app.same_customer(item);
+    if !others.is_empty() {
+        lines.push(Line::styled(
+            format!("{}'s other tickets:", one_line(&t.customer_id)),
+            theme::dim(),
+        ));
+        for other in others {
+            let row = format!(
+                "{} · {} · {}",
+                other.ticket.ticket_id,
+                other.status.label(),
+                one_line(&other.ticket.subject)
+            );
+            push_wrapped(&mut lines, &row, width, theme::untrusted(), "  ");
+        }
+    }
+    lines.push(Line::raw(""));
+    lines
+}
+
+/// Where the ticket stands now, under its history: why it needs a person, what was sent and
+/// by whom, to whom it was handed.
+fn standing_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
+    let state = &item.state;
+    let mut lines = Vec::new();
+    match state.state {
+        Lifecycle::NeedsPerson => {
+            if let Some(reason) = &state.reason {
+                let text = format!("Needs a person: {}", clean(reason));
+                push_wrapped(&mut lines, &text, width, theme::danger(), "");
+            }
+            lines.push(Line::styled(
+                "e answers it yourself · w works it again",
+                theme::dim(),
+            ));
+        }
+        Lifecycle::Sent => {
+            if let Some(sent) = &state.sent {
+                let text = format!("Sent by {} at {}.", one_line(&sent.by), rfc3339(sent.at));
+                push_wrapped(&mut lines, &text, width, theme::good(), "");
+            }
+        }
+        Lifecycle::HandedOver => {
+            if let Some(hand) = &state.handed_over {
+                let text = format!(
+                    "Handed over to {} by {} at {}: {}",
+                    one_line(&hand.to),
+                    one_line(&hand.by),
+                    rfc3339(hand.at),
+                    clean(&hand.note)
+                );
+                push_wrapped(&mut lines, &text, width, theme::warning(), "");
+            }
+        }
+        Lifecycle::New | Lifecycle::Working | Lifecycle::Drafted => {}
+    }
+    lines
+}

@@ -1,0 +1,172 @@
+//! The queue's state: where each ticket stands (`Status`), which tickets a filter shows,
+//! and one ticket's place in the queue. It holds no keys and draws nothing.
+
+use crate::host::api::{Lifecycle, Ticket, TicketState};
+
+/// Where a ticket stands, as the queue shows it: its state in the record, or the question it
+/// waits on at this desk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    New,
+    Working,
+    NeedsConsent,
+    NeedsLead,
+    Drafted,
+    NeedsPerson,
+    HandedOver,
+    Sent,
+}
+
+impl Status {
+    /// Every status, in the order a ticket usually passes through them.
+    pub const ALL: [Status; 8] = [
+        Status::New,
+        Status::Working,
+        Status::NeedsConsent,
+        Status::NeedsLead,
+        Status::Drafted,
+        Status::NeedsPerson,
+        Status::HandedOver,
+        Status::Sent,
+    ];
+
+    /// The status word, as the queue and the ticket pane show it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::New => "new",
+            Status::Working => "working",
+            Status::NeedsConsent => "needs consent",
+            Status::NeedsLead => "needs lead",
+            Status::Drafted => "drafted",
+            Status::NeedsPerson => "needs person",
+            Status::HandedOver => "handed over",
+            Status::Sent => "sent",
+        }
+    }
+
+    /// The status in at most seven columns, for a queue too narrow for the whole word.
+    pub fn short(self) -> &'static str {
+        match self {
+            Status::New => "new",
+            Status::Working => "working",
+            Status::NeedsConsent => "consent",
+            Status::NeedsLead => "lead",
+            Status::Drafted => "drafted",
+            Status::NeedsPerson => "person",
+            Status::HandedOver => "handed",
+            Status::Sent => "sent",
+        }
+    }
+
+    /// What the status means for the person at the desk (the help screen's legend).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Status::New => "not worked yet",
+            Status::Working => "the model is working it now",
+            Status::NeedsConsent => "a tool call waits for your yes or no",
+            Status::NeedsLead => "a server asks a lead for input",
+            Status::Drafted => "a reply is drafted: read, edit and send it",
+            Status::NeedsPerson => "the model stopped: a person must answer it",
+            Status::HandedOver => "handed to a person, with a note",
+            Status::Sent => "the reply went to the customer",
+        }
+    }
+
+    pub(crate) fn of(state: Lifecycle) -> Self {
+        match state {
+            Lifecycle::New => Status::New,
+            Lifecycle::Working => Status::Working,
+            Lifecycle::Drafted => Status::Drafted,
+            Lifecycle::NeedsPerson => Status::NeedsPerson,
+            Lifecycle::HandedOver => Status::HandedOver,
+            Lifecycle::Sent => Status::Sent,
+        }
+    }
+}
+
+/// Which tickets the queue shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    All,
+    /// Waiting on a person: a question, a draft to send, a ticket that needs a person.
+    NeedsMe,
+    /// Needs a person, or handed over to one.
+    NeedsPerson,
+}
+
+impl Filter {
+    /// Every status, in the order a ticket usually passes through them.
+    pub const ALL: [Status; 8] = [
+        Status::New,
+        Status::Working,
+        Status::NeedsConsent,
+        Status::NeedsLead,
+        Status::Drafted,
+        Status::NeedsPerson,
+        Status::HandedOver,
+        Status::Sent,
+    ];
+
+    /// The status word, as the queue and the ticket pane show it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::NeedsMe => "needs me",
+            Filter::NeedsPerson => "needs a person",
+        }
+    }
+
+    pub(crate) fn next(self) -> Self {
+        match self {
+            Filter::All => Filter::NeedsMe,
+            Filter::NeedsMe => Filter::NeedsPerson,
+            Filter::NeedsPerson => Filter::All,
+        }
+    }
+
+    pub(crate) fn admits(self, status: Status) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::NeedsMe => matches!(
+                status,
+                Status::NeedsConsent | Status::NeedsLead | Status::Drafted | Status::NeedsPerson
+            ),
+            Filter::NeedsPerson => matches!(status, Status::NeedsPerson | Status::HandedOver),
+        }
+    }
+}
+
+/// One ticket in the queue: the ticket, its record state and what the desk shows of it.
+#[derive(Debug, Clone)]
+pub struct QueueItem {
+    pub ticket: Ticket,
+    /// The ticket's state as the desk's record holds it.
+    pub state: TicketState,
+    /// The question this desk is waiting on a person for, while the run is under way.
+    pub asking: Option<Status>,
+    pub status: Status,
+}
+
+impl QueueItem {
+    pub(crate) fn new(ticket: Ticket) -> Self {
+        let state = TicketState::new(&ticket.ticket_id);
+        Self {
+            ticket,
+            state,
+            asking: None,
+            status: Status::New,
+        }
+    }
+
+    pub(crate) fn set_state(&mut self, state: TicketState) {
+        if state.state != Lifecycle::Working {
+            self.asking = None;
+        }
+        self.state = state;
+        self.refresh();
+    }
+
+    pub(crate) fn refresh(&mut self) {
+        self.status = self.asking.unwrap_or(Status::of(self.state.state));
+    }
+}
