@@ -283,13 +283,13 @@ fn has_terminal() -> bool {
 }
 
 /// An error and its causes, each said once: a message that already quotes its cause (many
-/// do, to be read alone) does not get it again.
-fn in_words(error: &anyhow::Error) -> String {
+/// do, to be read alone) has said that cause and everything beneath it.
+pub fn in_words(error: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in error.chain() {
         let cause = cause.to_string();
         if text.contains(&cause) {
-            continue;
+            break;
         }
         if !text.is_empty() {
             text.push_str(": ");

@@ -1,0 +1,75 @@
+//! The command line's edges a new user meets first, through the built binary.
+
+use std::process::{Output, Stdio};
+
+use crate::support::BIN;
+
+async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .env_remove("SHOP_STAFF_TOKENS");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().await.expect("run the binary")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn the_desks_flags_work_without_the_word_desk_and_without_a_terminal_it_names_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().to_string_lossy().into_owned();
+    let output = run(&["--data-dir", &data], &[]).await;
+    assert!(!output.status.success());
+    assert_eq!(
+        stderr(&output).trim(),
+        "support-desk: the desk needs a terminal to draw in, and this is not one; to work the queue without one, use `support-desk run` (see --help)"
+    );
+}
+
+#[tokio::test]
+async fn a_run_whose_model_cannot_be_reached_fails_at_once_naming_the_url() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().to_string_lossy().into_owned();
+    let model = "openai:http://127.0.0.1:9/v1";
+    let output = run(&["run", "--model", model, "--json", "--data-dir", &data], &[]).await;
+    assert!(!output.status.success(), "exit non-zero");
+    assert!(output.stdout.is_empty(), "no summary of 48 errors");
+    let said = stderr(&output);
+    assert!(
+        said.contains("could not reach the model server at http://127.0.0.1:9/v1"),
+        "{said}"
+    );
+}
+
+#[tokio::test]
+async fn the_shop_over_http_checks_its_tokens_before_it_creates_a_database() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("shop.sqlite3");
+    let db_arg = db.to_string_lossy().into_owned();
+    let args = ["serve", "shop", "--http", "127.0.0.1:0", "--db", &db_arg];
+    let output = run(&args, &[("SHOP_STAFF_TOKENS", "nonsense")]).await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("SHOP_STAFF_TOKENS entry 1 is not staff-id=token"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!db.exists(), "no database was created for a shop that could not start");
+}
+
+#[tokio::test]
+async fn an_errors_cause_is_said_once() {
+    let args = ["serve", "shop", "--stdio", "--db", "/nonexistent/dir/x.sqlite3"];
+    let said = stderr(&run(&args, &[]).await);
+    assert_eq!(
+        said.matches("nable to open").count(),
+        1,
+        "the cause once, not in every layer's words: {said}"
+    );
+}
