@@ -185,16 +185,11 @@ impl TicketState {
         self.by = Some(stamp.by.to_owned());
         self.at = Some(stamp.at);
         match event {
-            Event::Manifest(_) => {}
-            Event::TicketStarted { .. } => {
-                self.state = Lifecycle::Working;
-                self.reason = None;
-                self.draft = None;
-                self.findings.clear();
-                self.model_calls = 0;
-                self.handed_over = None;
-                self.run = Some(RunProgress::default());
-            }
+            Event::Manifest(_)
+            | Event::InputRequest { .. }
+            | Event::Attached { .. }
+            | Event::Noted { .. } => {}
+            Event::TicketStarted { .. } => self.start_run(),
             Event::ModelCall { turn, .. } => {
                 self.model_calls = *turn;
                 if let Some(run) = &mut self.run {
@@ -214,43 +209,14 @@ impl TicketState {
                     run.approved.push(tool.clone());
                 }
             }
-            Event::InputRequest { .. } => {}
-            Event::Outcome { tool, outcome, .. } => {
-                if let Some(run) = &mut self.run {
-                    run.last_call = Some((tool.clone(), Some(*outcome)));
-                    let reached = matches!(
-                        outcome,
-                        Outcome::Result | Outcome::ToolError | Outcome::Failed
-                    );
-                    if reached && !allow.contains(tool) {
-                        run.side_effects.push(tool.clone());
-                    }
-                }
-            }
+            Event::Outcome { tool, outcome, .. } => self.came_back(tool, *outcome, allow),
             Event::Draft { text, findings, .. } => self.set_draft(text, findings),
             Event::TicketDone {
                 model_calls,
                 stopped_at_turn_limit,
                 error,
                 ..
-            } => {
-                self.model_calls = *model_calls;
-                self.run = None;
-                let reason = match (error, stopped_at_turn_limit) {
-                    (Some(error), _) => Some(format!("the run ended without a draft: {error}")),
-                    (None, true) => Some(format!(
-                        "the model used its {model_calls} calls without writing a reply; answer the customer yourself or work the ticket again"
-                    )),
-                    (None, false) if self.draft.is_none() => {
-                        Some("the run ended without a draft".to_owned())
-                    }
-                    (None, false) => None,
-                };
-                if let Some(reason) = reason {
-                    self.state = Lifecycle::NeedsPerson;
-                    self.reason = Some(reason);
-                }
-            }
+            } => self.end_run(*model_calls, *stopped_at_turn_limit, error.as_deref()),
             Event::DraftEdited { text, findings, .. } => {
                 let handed_over = self.state == Lifecycle::HandedOver;
                 self.set_draft(text, findings);
@@ -264,18 +230,7 @@ impl TicketState {
                 text,
                 override_reason,
                 ..
-            } => {
-                self.state = Lifecycle::Sent;
-                self.reason = None;
-                self.draft = Some(text.clone());
-                self.run = None;
-                self.sent = Some(SentReply {
-                    text: text.clone(),
-                    by: by.clone(),
-                    override_reason: override_reason.clone(),
-                    at: stamp.at,
-                });
-            }
+            } => self.sent(by, text, override_reason.as_deref(), stamp.at),
             Event::HandedOver { by, to, note, .. } => {
                 self.state = Lifecycle::HandedOver;
                 self.reason = None;
@@ -287,13 +242,70 @@ impl TicketState {
                     at: stamp.at,
                 });
             }
-            Event::Attached { .. } | Event::Noted { .. } => {}
             Event::NeedsPerson { reason, .. } => {
                 self.state = Lifecycle::NeedsPerson;
                 self.reason = Some(reason.clone());
                 self.run = None;
             }
         }
+    }
+
+    fn start_run(&mut self) {
+        self.state = Lifecycle::Working;
+        self.reason = None;
+        self.draft = None;
+        self.findings.clear();
+        self.model_calls = 0;
+        self.handed_over = None;
+        self.run = Some(RunProgress::default());
+    }
+
+    /// A call's outcome: one outside the allow list that reached its server (or may have)
+    /// is a side effect of the run.
+    fn came_back(&mut self, tool: &str, outcome: Outcome, allow: &[String]) {
+        let Some(run) = &mut self.run else {
+            return;
+        };
+        run.last_call = Some((tool.to_owned(), Some(outcome)));
+        let reached = matches!(
+            outcome,
+            Outcome::Result | Outcome::ToolError | Outcome::Failed
+        );
+        if reached && !allow.iter().any(|a| a == tool) {
+            run.side_effects.push(tool.to_owned());
+        }
+    }
+
+    fn end_run(&mut self, model_calls: u32, stopped_at_turn_limit: bool, error: Option<&str>) {
+        self.model_calls = model_calls;
+        self.run = None;
+        let reason = match (error, stopped_at_turn_limit) {
+            (Some(error), _) => Some(format!("the run ended without a draft: {error}")),
+            (None, true) => Some(format!(
+                "the model used its {model_calls} calls without writing a reply; answer the customer yourself or work the ticket again"
+            )),
+            (None, false) if self.draft.is_none() => {
+                Some("the run ended without a draft".to_owned())
+            }
+            (None, false) => None,
+        };
+        if let Some(reason) = reason {
+            self.state = Lifecycle::NeedsPerson;
+            self.reason = Some(reason);
+        }
+    }
+
+    fn sent(&mut self, by: &str, text: &str, override_reason: Option<&str>, at: i64) {
+        self.state = Lifecycle::Sent;
+        self.reason = None;
+        self.draft = Some(text.to_owned());
+        self.run = None;
+        self.sent = Some(SentReply {
+            text: text.to_owned(),
+            by: by.to_owned(),
+            override_reason: override_reason.map(str::to_owned),
+            at,
+        });
     }
 
     fn set_draft(&mut self, text: &str, findings: &[Finding]) {

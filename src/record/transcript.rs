@@ -180,39 +180,7 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
             tool_list_chars,
             context_chars,
             ..
-        } => {
-            let mut kinds = vec![EntryKind::ModelCall {
-                turn: *turn,
-                seconds: *seconds,
-                tool_list_chars: *tool_list_chars,
-                context_chars: *context_chars,
-            }];
-            match reply {
-                Reply::Words { content } if content.trim().is_empty() => {
-                    kinds.push(EntryKind::Unreadable {
-                        turn: *turn,
-                        raw: content.clone(),
-                        problem: "the answer was empty".to_owned(),
-                    })
-                }
-                // Words are the draft: its own entry follows, checked and with handles
-                // stripped, so they are not shown twice.
-                Reply::Words { .. } => {}
-                Reply::Malformed { raw, problem } => kinds.push(EntryKind::Unreadable {
-                    turn: *turn,
-                    raw: raw.clone(),
-                    problem: problem.clone(),
-                }),
-                Reply::Call { content, .. } if !content.trim().is_empty() => {
-                    kinds.push(EntryKind::Said {
-                        turn: *turn,
-                        words: content.clone(),
-                    })
-                }
-                Reply::Call { .. } => {}
-            }
-            kinds
-        }
+        } => model_call_kinds(*turn, reply, *seconds, (*tool_list_chars, *context_chars)),
         Event::ToolCall {
             turn,
             tool,
@@ -281,6 +249,18 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
             stopped_at_turn_limit: *stopped_at_turn_limit,
             error: error.clone(),
         }],
+        Event::DraftEdited { .. }
+        | Event::Sent { .. }
+        | Event::HandedOver { .. }
+        | Event::Attached { .. }
+        | Event::Noted { .. }
+        | Event::NeedsPerson { .. } => people_kinds(event),
+    }
+}
+
+/// What a person (or the desk for them) did to a ticket, as entries.
+fn people_kinds(event: &Event) -> Vec<EntryKind> {
+    match event {
         Event::DraftEdited {
             by, text, findings, ..
         } => vec![EntryKind::Edited {
@@ -317,7 +297,54 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
         Event::NeedsPerson { reason, .. } => vec![EntryKind::NeedsPerson {
             reason: reason.clone(),
         }],
+        Event::Manifest(_)
+        | Event::TicketStarted { .. }
+        | Event::ModelCall { .. }
+        | Event::ToolCall { .. }
+        | Event::Consent { .. }
+        | Event::InputRequest { .. }
+        | Event::Outcome { .. }
+        | Event::Draft { .. }
+        | Event::TicketDone { .. } => vec![],
     }
+}
+
+/// A model call's header, and what it said besides a call or the draft.
+fn model_call_kinds(
+    turn: u32,
+    reply: &Reply,
+    seconds: f64,
+    (tool_list_chars, context_chars): (usize, usize),
+) -> Vec<EntryKind> {
+    let mut kinds = vec![EntryKind::ModelCall {
+        turn,
+        seconds,
+        tool_list_chars,
+        context_chars,
+    }];
+    match reply {
+        Reply::Words { content } if content.trim().is_empty() => {
+            kinds.push(EntryKind::Unreadable {
+                turn,
+                raw: content.clone(),
+                problem: "the answer was empty".to_owned(),
+            })
+        }
+        // Words are the draft: its own entry follows, checked and with handles stripped, so
+        // they are not shown twice.
+        Reply::Words { .. } => {}
+        Reply::Malformed { raw, problem } => kinds.push(EntryKind::Unreadable {
+            turn,
+            raw: raw.clone(),
+            problem: problem.clone(),
+        }),
+        Reply::Call { content, .. } if !content.trim().is_empty() => kinds.push(EntryKind::Said {
+            turn,
+            words: content.clone(),
+        }),
+        Reply::Call { .. } => {}
+    }
+    kinds
 }
 
 fn reasons(findings: &[Finding]) -> Vec<String> {

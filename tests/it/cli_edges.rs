@@ -37,7 +37,11 @@ async fn a_run_whose_model_cannot_be_reached_fails_at_once_naming_the_url() {
     let dir = tempfile::tempdir().expect("temp dir");
     let data = dir.path().to_string_lossy().into_owned();
     let model = "openai:http://127.0.0.1:9/v1";
-    let output = run(&["run", "--model", model, "--json", "--data-dir", &data], &[]).await;
+    let output = run(
+        &["run", "--model", model, "--json", "--data-dir", &data],
+        &[],
+    )
+    .await;
     assert!(!output.status.success(), "exit non-zero");
     assert!(output.stdout.is_empty(), "no summary of 48 errors");
     let said = stderr(&output);
@@ -60,12 +64,21 @@ async fn the_shop_over_http_checks_its_tokens_before_it_creates_a_database() {
         "{}",
         stderr(&output)
     );
-    assert!(!db.exists(), "no database was created for a shop that could not start");
+    assert!(
+        !db.exists(),
+        "no database was created for a shop that could not start"
+    );
 }
 
 #[tokio::test]
 async fn an_errors_cause_is_said_once() {
-    let args = ["serve", "shop", "--stdio", "--db", "/nonexistent/dir/x.sqlite3"];
+    let args = [
+        "serve",
+        "shop",
+        "--stdio",
+        "--db",
+        "/nonexistent/dir/x.sqlite3",
+    ];
     let said = stderr(&run(&args, &[]).await);
     assert_eq!(
         said.matches("nable to open").count(),
