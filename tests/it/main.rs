@@ -22,5 +22,6 @@ mod shop_http;
 mod shop_server;
 mod shop_store;
 mod support;
+mod team;
 mod tls;
 mod ui_desk;

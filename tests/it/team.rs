@@ -1,0 +1,213 @@
+//! A team on one queue, through the real binary and a real PostgreSQL (a throwaway cluster per
+//! test; skipped in one line where PostgreSQL is missing): two runs split the queue with no
+//! ticket worked twice, a killed desk's claim frees its ticket after the lease and the record
+//! shows the interrupted run, and a send on one desk shows on another.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support_desk::record::postgres::{LEASE, PgError, PgRecord};
+use support_desk::record::{Lifecycle, TicketState};
+use support_desk::recording::Event;
+
+use crate::desk_pty::Desk;
+use crate::mock_model::{Brain, MockModel, first_user_message, queue_worker, words};
+use crate::pg_cluster;
+use crate::support::BIN;
+
+fn allow() -> Vec<String> {
+    support_desk::config::DeskConfig::bundled().consent.allow
+}
+
+/// `support-desk run --store URL …` as a person would start it, on a data directory of its
+/// own.
+fn run(store: &str, model: &str, extra: &[&str], data: &std::path::Path) -> tokio::process::Child {
+    tokio::process::Command::new(BIN)
+        .args(["run", "--json", "--store", store, "--model", model])
+        .args(extra)
+        .arg("--data-dir")
+        .arg(data)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start a run")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_runs_on_one_store_split_the_queue_and_work_no_ticket_twice() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    let model = MockModel::with_latency(Duration::from_millis(20), queue_worker()).await;
+    let source = format!("openai:{}", model.url);
+    let (one, two) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let ana = run(&team.ana.url, &source, &["--concurrency", "2"], one.path());
+    let bo = run(&team.bo.url, &source, &["--concurrency", "2"], two.path());
+    for (who, child) in [("ana", ana), ("bo", bo)] {
+        let output = child.wait_with_output().await.expect("the run ends");
+        assert!(
+            output.status.success(),
+            "{who}'s run: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let record = PgRecord::connect(&team.lee.url, &allow())
+        .await
+        .expect("lee");
+    let events = record.events_after(0).await.expect("events");
+    let mut runs: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for stored in &events {
+        if let Event::TicketStarted { ticket, .. } = &stored.event {
+            runs.entry(ticket.clone())
+                .or_default()
+                .push(stored.by.clone());
+        }
+    }
+    assert_eq!(runs.len(), 48, "every ticket was worked");
+    let twice: Vec<_> = runs.iter().filter(|(_, by)| by.len() != 1).collect();
+    assert_eq!(twice, Vec::<(&String, &Vec<String>)>::new(), "none twice");
+    let by_ana = runs.values().filter(|by| by[0] == team.ana.name).count();
+    let by_bo = runs.values().filter(|by| by[0] == team.bo.name).count();
+    assert_eq!(by_ana + by_bo, 48);
+    assert!(
+        by_ana > 0 && by_bo > 0,
+        "both desks worked: {by_ana} and {by_bo}"
+    );
+    let states = record.states().await.expect("states");
+    assert!(
+        states.iter().all(|s| s.state == Lifecycle::Drafted),
+        "{:?}",
+        states
+            .iter()
+            .map(|s| (&s.ticket, s.state))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// A model that never answers T-0001.
+fn hangs_on_t0001() -> Brain {
+    let worker = queue_worker();
+    Arc::new(move |request: &Value| {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        if first_user_message(&messages).starts_with("Ticket T-0001 ") {
+            json!({"hang_for_secs": 120})
+        } else {
+            worker(request)
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_desk_killed_holding_a_claim_frees_its_ticket_after_the_lease() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    let model = MockModel::start(hangs_on_t0001()).await;
+    let source = format!("openai:{}", model.url);
+    let data = tempfile::tempdir().expect("dir");
+    let mut ana = run(
+        &team.ana.url,
+        &source,
+        &["--tickets", "T-0001"],
+        data.path(),
+    );
+    let bo = PgRecord::connect(&team.bo.url, &allow()).await.expect("bo");
+    let started = std::time::Instant::now();
+    loop {
+        let state = bo.state("T-0001").await.expect("state");
+        if state
+            .as_ref()
+            .is_some_and(|s| s.state == Lifecycle::Working)
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "ana's run never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    ana.start_kill().expect("kill -9");
+    ana.wait().await.expect("dead");
+
+    let held = bo
+        .claim("T-0001")
+        .await
+        .expect_err("ana's claim still holds");
+    assert!(
+        matches!(&held, PgError::ClaimRefused { owner, .. } if *owner == team.ana.name),
+        "{held}"
+    );
+    assert_eq!(
+        bo.settle_interrupted().await.expect("settle").len(),
+        0,
+        "not while it holds"
+    );
+    tokio::time::sleep(LEASE + Duration::from_secs(1)).await;
+
+    // The next desk to open settles the cut-off run, then the ticket is anyone's to claim.
+    let settled = bo.settle_interrupted().await.expect("settle");
+    assert_eq!(settled.len(), 1);
+    bo.claim("T-0001")
+        .await
+        .expect("free again after the lease");
+    let state: TicketState = bo.state("T-0001").await.expect("state").expect("known");
+    assert_eq!(state.state, Lifecycle::NeedsPerson);
+    assert!(
+        state
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("interrupted during model call 1")),
+        "{state:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_on_one_desk_shows_on_another_and_the_other_cannot_send_again() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    let model = MockModel::start(Arc::new(|_: &Value| {
+        words("Thank you for writing; a colleague will follow up today.")
+    }))
+    .await;
+    let source = format!("openai:{}", model.url);
+    let (one, two) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let mut ana = Desk::start_in(one.path(), &["--store", &team.ana.url, "--model", &source]);
+    let mut bo = Desk::start_in(two.path(), &["--store", &team.bo.url, "--model", &source]);
+    ana.screen.wait_for("Queue (all) 48/48").await;
+    bo.screen.wait_for("Queue (all) 48/48").await;
+    ana.screen.wait_for("shop 2026-07-28").await;
+
+    ana.press(b"w");
+    ana.screen.wait_for("T-0001 drafted").await;
+    bo.screen.wait_for("T-0001 drafted").await;
+    ana.press(b"e");
+    ana.screen.wait_for("Ctrl-S").await;
+    ana.press(b"\x13");
+    ana.screen.wait_for("T-0001 sent").await;
+    let seen = bo.screen.wait_for("T-0001 sent").await;
+    assert!(seen.contains("T-0001"), "{seen}");
+
+    bo.press(b"e");
+    let refused = bo.screen.wait_for("was sent by").await;
+    assert!(
+        refused.contains(&team.ana.name),
+        "names the first sender: {refused}"
+    );
+    ana.quit().await;
+    bo.quit().await;
+}
