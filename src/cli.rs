@@ -355,6 +355,10 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
     let storage =
         startup::storage(&config, &args.common, data_dir.clone(), &startup::staff()).await?;
     let staff = storage.person();
+    let lead = match &storage.record {
+        Some(record) => record.is_lead().await?,
+        None => None,
+    };
     let handle = crate::host::task::spawn(HostSetup {
         parts: startup::host_parts(config, model, tickets.clone(), storage, None),
         answerers: Answerers {
@@ -364,9 +368,12 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
         notes: Default::default(),
         person_prompt: None,
     });
-    let app = crate::ui::app::App::new(tickets, described, staff)
+    let mut app = crate::ui::app::App::new(tickets, described, staff)
         .with_review_source(review_source)
         .with_record(data_dir.join(crate::record::RECORD_FILE));
+    if let Some(lead) = lead {
+        app = app.on_team(lead);
+    }
     crate::ui::terminal::run_desk(handle, app).await
 }
 

@@ -40,6 +40,15 @@ impl Record {
         }
     }
 
+    /// The person's role on the team: `None` on one person's desk (who is every role at
+    /// once), else whether they are a lead.
+    pub async fn is_lead(&self) -> Result<Option<bool>, EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(None),
+            Record::Postgres { record, .. } => Ok(Some(record.is_lead().await?)),
+        }
+    }
+
     /// The team's address, when the record is a team's (for following it live).
     pub fn team_url(&self) -> Option<&str> {
         match self {

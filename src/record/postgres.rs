@@ -67,6 +67,18 @@ impl PgRecord {
         &self.person
     }
 
+    /// Whether the person is a lead (a member of `desk_leads`), as the database says.
+    pub async fn is_lead(&self) -> Result<bool, PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT pg_has_role(current_user, 'desk_leads', 'member')",
+                &[],
+            )
+            .await?;
+        Ok(row.get(0))
+    }
+
     async fn client(&self) -> Result<MutexGuard<'_, Client>, PgError> {
         let mut client = self.client.lock().await;
         if client.is_closed() {

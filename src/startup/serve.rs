@@ -66,7 +66,25 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
         let shutdown = CancellationToken::new();
         let on_signal = shutdown.clone();
         tokio::spawn(async move {
-            let _ = tokio::signal::ctrl_c().await;
+            // Ctrl-C or SIGTERM stops the shop. A signal that cannot be watched (a script's
+            // background job may start with SIGINT ignored) must not read as one.
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                tracing::warn!("cannot watch for SIGTERM; stop the shop with Ctrl-C");
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    on_signal.cancel();
+                }
+                return;
+            };
+            tokio::select! {
+                interrupted = tokio::signal::ctrl_c() => {
+                    if interrupted.is_err() {
+                        tracing::warn!("cannot watch for Ctrl-C; stop the shop with SIGTERM");
+                        term.recv().await;
+                    }
+                }
+                _ = term.recv() => {}
+            }
             on_signal.cancel();
         });
         tracing::info!(addr = %listener.local_addr()?, db = %db.display(), "shop-support serving Streamable HTTP at /mcp");

@@ -71,6 +71,8 @@ pub struct App {
     pub resources: Vec<ResourceInfo>,
     pub model: String,
     pub staff: String,
+    /// On a team's record: whether the person at this desk is a lead (the database's word).
+    pub lead: Option<bool>,
     pub message: Option<String>,
     /// Lines scrolled up from the end of the ticket pane; 0 follows the live turn.
     pub scroll_back: u16,
@@ -100,6 +102,7 @@ impl App {
             resources: vec![],
             model,
             staff,
+            lead: None,
             message: None,
             scroll_back: 0,
             queue_run: None,
@@ -117,6 +120,12 @@ impl App {
     }
 
     /// The desk's record file, which `v` offers to review first.
+    /// A desk on a team's record, as a lead or as staff.
+    pub fn on_team(mut self, lead: bool) -> Self {
+        self.lead = Some(lead);
+        self
+    }
+
     pub fn with_record(mut self, path: std::path::PathBuf) -> Self {
         self.record_file = Some(path);
         self

@@ -852,3 +852,15 @@ fn a_run_that_ended_with_an_error_shows_the_whole_message_wrapped() {
     }
     insta::assert_snapshot!("desk_run_ended_with_an_error_80x24", shown);
 }
+
+#[test]
+fn on_a_team_the_status_bar_says_who_you_are_and_whether_you_are_a_lead() {
+    let lead = app().on_team(true);
+    assert!(screen(&lead, 120, 36).contains("you: dana (lead)"));
+    let staff = app().on_team(false);
+    assert!(screen(&staff, 120, 36).contains("you: dana (staff)"));
+    assert!(
+        !screen(&app(), 120, 36).contains("you:"),
+        "one person's desk needs no saying"
+    );
+}

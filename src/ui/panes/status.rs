@@ -1,5 +1,6 @@
 //! The status bar: the desk's name, each server with its revision and how many tools it
-//! offers (or that it is down), the selected ticket's model calls, and the model.
+//! offers (or that it is down), on a team who you are and whether you are a lead, the
+//! selected ticket's model calls, and the model.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -22,6 +23,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Style::default()
         };
         spans.push(Span::styled(server_text(server), style));
+    }
+    if let Some(lead) = app.lead {
+        let role = if lead { "lead" } else { "staff" };
+        spans.push(Span::raw("│ "));
+        spans.push(Span::styled(
+            format!("you: {} ({role}) ", one_line(&app.staff)),
+            theme::title(),
+        ));
     }
     if let Some(item) = app.current() {
         spans.push(Span::raw(format!(
