@@ -59,6 +59,9 @@ pub enum Command {
     },
     /// An internal note on a ticket: never sent, never shown to the model.
     AddNote { ticket: TicketId, text: String },
+    /// Take a ticket another desk holds (a lead's call), with why: recorded on the ticket and
+    /// shown to whoever had it.
+    TakeOver { ticket: TicketId, reason: String },
     /// List every server's resources again (the person's picker).
     ListResources,
     /// Stop: close every server connection and end the host task.

@@ -153,6 +153,9 @@ async fn handle(
             report(events, host.hand_over(&ticket, &to, &note).await)
         }
         Command::AddNote { ticket, text } => report(events, host.add_note(&ticket, &text).await),
+        Command::TakeOver { ticket, reason } => {
+            report(events, host.take_over(&ticket, &reason).await)
+        }
         Command::ListResources => {
             let _ = events.send(HostEvent::Resources(host.resources().await));
         }

@@ -84,6 +84,30 @@ impl Host {
         done
     }
 
+    /// Takes `ticket` over from the desk that holds it, with why (a lead's call; the record
+    /// refuses anyone else). The note reaches every desk, the previous holder's too.
+    pub async fn take_over(&self, ticket: &str, reason: &str) -> Result<(), String> {
+        let noted = self
+            .record
+            .take_over(ticket, reason)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(appended) = noted else {
+            return Err(format!(
+                "{ticket} is already this desk's: on one person's desk every ticket is"
+            ));
+        };
+        if let Some(state) = appended.state {
+            let stored = &appended.stored;
+            let _ = self.events.send(HostEvent::Happened {
+                ticket: ticket.to_owned(),
+                entries: entries_of(&stored.event, Some(&stored.by), Some(stored.at)),
+                state: Box::new(state),
+            });
+        }
+        Ok(())
+    }
+
     /// Follows a team's record from now on: what other desks append reaches this desk's
     /// driver as it happens; a lost database is said, and the desk catches up when it is
     /// back. `None` on one person's desk.

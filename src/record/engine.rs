@@ -140,6 +140,19 @@ impl Record {
         }
     }
 
+    /// Takes `ticket` from whoever holds it, with why; the note saying so is appended to the
+    /// ticket (and returned). A team's lead may; one person's desk holds every ticket already.
+    pub async fn take_over(
+        &self,
+        ticket: &str,
+        reason: &str,
+    ) -> Result<Option<Appended>, EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(None),
+            Record::Postgres { record, .. } => Ok(record.take_over(ticket, reason).await?.noted),
+        }
+    }
+
     /// Who holds which ticket now: (ticket, person, until in unix ms). None on one person's
     /// desk.
     pub async fn owners(&self) -> Result<Vec<(String, String, i64)>, EngineError> {

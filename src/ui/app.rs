@@ -33,6 +33,8 @@ pub enum Modal {
     Draft(DraftEditor, String),
     /// An internal note being written for a ticket.
     Note(NoteInput, String),
+    /// Why a person takes a ticket over.
+    TakeOver(NoteInput, String),
     /// A form of the desk's own: a prompt's arguments.
     PromptArgs(FormModal, String),
     Picker(Picker),
@@ -390,6 +392,7 @@ impl App {
             },
             Action::EditSelected => self.edit_selected(),
             Action::AddNote => self.add_note(),
+            Action::TakeOver => self.take_over(),
             Action::PickPrompt => self.open_picker(PickerKind::Prompts),
             Action::PickResource => {
                 self.open_picker(PickerKind::Resources);
@@ -415,6 +418,14 @@ impl App {
         let Some(item) = self.current() else { return };
         let id = item.ticket.ticket_id.clone();
         self.modal = Some(Modal::Note(NoteInput::new(self.ticket_line(&id)), id));
+    }
+
+    fn take_over(&mut self) {
+        let Some(item) = self.current() else { return };
+        let id = item.ticket.ticket_id.clone();
+        let input = NoteInput::new(self.ticket_line(&id))
+            .titled(" Take this ticket over: why? (recorded, shown to the desk that had it) ");
+        self.modal = Some(Modal::TakeOver(input, id));
     }
 
     fn select(&mut self, delta: i64) {
@@ -505,7 +516,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         match &mut self.modal {
             Some(Modal::Draft(editor, _)) => editor.paste(text),
-            Some(Modal::Note(input, _)) => input.paste(text),
+            Some(Modal::Note(input, _)) | Some(Modal::TakeOver(input, _)) => input.paste(text),
             Some(Modal::Form(view, _)) | Some(Modal::PromptArgs(view, _)) => view.paste(text),
             _ => {}
         }

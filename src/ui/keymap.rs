@@ -23,6 +23,8 @@ pub enum Action {
     AnswerNext,
     EditSelected,
     AddNote,
+    /// Take the ticket over from the desk that holds it (a lead's call on a team).
+    TakeOver,
     PickPrompt,
     PickResource,
     PickReview,
@@ -144,6 +146,12 @@ pub const DESK: &[Binding] = &[
         "n",
         Action::AddNote,
         "add an internal note (never sent, never shown to the model)",
+    ),
+    bind(
+        &[Key::Char('t')],
+        "t",
+        Action::TakeOver,
+        "take the ticket over from the desk that holds it, saying why (a lead's call)",
     ),
     bind(
         &[Key::Char('/')],

@@ -211,3 +211,72 @@ async fn a_send_on_one_desk_shows_on_another_and_the_other_cannot_send_again() {
     ana.quit().await;
     bo.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lead_takes_over_a_ticket_another_desk_holds_and_that_desk_is_told() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    // The partner's tool needs a person's yes: ana's desk holds T-0001 while it asks.
+    let model = MockModel::start(Arc::new(|request: &Value| {
+        if crate::mock_model::tool_has_answered(
+            &request["messages"].as_array().cloned().unwrap_or_default(),
+        ) {
+            words("Your parcel is on its way.")
+        } else {
+            crate::mock_model::call(
+                "partner__track_parcel",
+                json!({"tracking_number": "KP842713906"}),
+            )
+        }
+    }))
+    .await;
+    let source = format!("openai:{}", model.url);
+    let (one, two, three) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let mut ana = Desk::start_in(one.path(), &["--store", &team.ana.url, "--model", &source]);
+    let mut bo = Desk::start_in(two.path(), &["--store", &team.bo.url, "--model", &source]);
+    let mut lee = Desk::start_in(
+        three.path(),
+        &["--store", &team.lee.url, "--model", &source],
+    );
+    for desk in [&ana, &bo, &lee] {
+        desk.screen.wait_for("shop 2026-07-28").await;
+    }
+    lee.screen.wait_for("you: ").await;
+    assert!(
+        lee.screen.text().contains("(lead)"),
+        "{}",
+        lee.screen.text()
+    );
+
+    ana.press(b"w");
+    ana.screen.wait_for("y approve").await;
+    lee.screen.wait_for("T-0001 working").await;
+    let working = lee
+        .screen
+        .wait_for(&format!("working ({})", team.ana.name))
+        .await;
+    assert!(working.contains("T-0001"), "{working}");
+
+    // Staff may not take a ticket another desk holds.
+    bo.press(b"t");
+    bo.screen.wait_for("Take this ticket over").await;
+    bo.press(b"mine now\x13");
+    let refused = bo.screen.wait_for("only a lead can take over T-0001").await;
+    assert!(refused.contains(&team.ana.name), "{refused}");
+
+    lee.press(b"t");
+    lee.screen.wait_for("Take this ticket over").await;
+    lee.press(b"the customer called me\x13");
+    ana.press(b"\x02"); // Ctrl-B: the question back, the ticket in view
+    let told = ana.screen.wait_for("took the ticket over from").await;
+    assert!(told.contains("the customer called me"), "{told}");
+    for desk in [ana, bo, lee] {
+        desk.quit().await;
+    }
+}

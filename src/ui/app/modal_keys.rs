@@ -31,6 +31,13 @@ impl App {
                 }
                 ModalOutcome::Answered(None) => {}
             },
+            Modal::TakeOver(mut input, ticket) => match input.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::TakeOver(input, ticket)),
+                ModalOutcome::Answered(Some(reason)) => {
+                    return Some(Command::TakeOver { ticket, reason });
+                }
+                ModalOutcome::Answered(None) => {}
+            },
             Modal::PromptArgs(view, prompt) => return self.prompt_args_key(view, prompt, key),
             Modal::Picker(picker) => return self.on_picker_key(picker, key),
             Modal::Help { scroll } => self.help_key(scroll, key),

@@ -16,6 +16,7 @@ use crate::ui::theme;
 /// Writes a note; answers with its text (Ctrl-S), or `None` (Esc).
 #[derive(Debug)]
 pub struct NoteInput {
+    title: &'static str,
     ticket: String,
     text: TextArea<'static>,
     notice: Option<&'static str>,
@@ -27,10 +28,17 @@ impl NoteInput {
         text.set_placeholder_text("what the team should know about this ticket");
         text.set_placeholder_style(theme::dim());
         Self {
+            title: " Internal note (never sent, never shown to the model) ",
             ticket: one_line(&ticket),
             text,
             notice: None,
         }
+    }
+
+    /// The same input, asking under another title.
+    pub fn titled(mut self, title: &'static str) -> Self {
+        self.title = title;
+        self
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -64,10 +72,7 @@ impl NoteInput {
     pub fn render(&self, frame: &mut Frame, area: Rect) {
         let modal = centred(area, area.width.saturating_sub(8).min(90), 12);
         let block = Block::bordered()
-            .title(Span::styled(
-                " Internal note (never sent, never shown to the model) ",
-                theme::title(),
-            ))
+            .title(Span::styled(self.title, theme::title()))
             .padding(Padding::horizontal(1));
         let inner = block.inner(modal);
         frame.render_widget(Clear, modal);

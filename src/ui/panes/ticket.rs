@@ -53,8 +53,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 /// `T-0003 · C-0156 · 2026-06-22T07:18 · needs lead`, then the subject.
 fn header_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
     let t = &item.ticket;
+    // Who is on it, when it is being worked: on a team that may be another desk.
+    let on_it = match (&item.state.run, &item.state.by) {
+        (Some(_), Some(by)) => format!(" ({})", one_line(by)),
+        _ => String::new(),
+    };
     let facts = format!(
-        "{} · {} · {} · {}",
+        "{} · {} · {} · {}{on_it}",
         t.ticket_id,
         t.customer_id,
         one_line(&t.received_at),
