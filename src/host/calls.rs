@@ -63,8 +63,26 @@ impl CallRun {
             exchanges,
         }
     }
+
+    /// The server answered: a result, or a tool error the model can act on, capped.
+    fn answered(result: &CallToolResult, max_bytes: usize, exchanges: Vec<InputExchange>) -> Self {
+        let (text, truncated) = cap(result_text(result), max_bytes);
+        let outcome = if result.is_error == Some(true) {
+            Outcome::ToolError
+        } else {
+            Outcome::Result
+        };
+        CallRun {
+            outcome,
+            text,
+            truncated,
+            exchanges,
+        }
+    }
 }
 
+/// One tool call as the plan says: each round timed on its own, the server's input requests
+/// put to a person, a read sent again once when the connection was lost.
 pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
     let mut params =
         CallToolRequestParams::new(plan.tool.clone()).with_arguments(plan.arguments.clone());
@@ -117,18 +135,7 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
             }
             Ok(Err(error)) => return protocol_error(conn, &error, exchanges),
             Ok(Ok(CallToolResponse::Complete(result))) => {
-                let (text, truncated) = cap(result_text(&result), plan.max_result_bytes);
-                let outcome = if result.is_error == Some(true) {
-                    Outcome::ToolError
-                } else {
-                    Outcome::Result
-                };
-                return CallRun {
-                    outcome,
-                    text,
-                    truncated,
-                    exchanges,
-                };
+                return CallRun::answered(&result, plan.max_result_bytes, exchanges);
             }
             Ok(Ok(CallToolResponse::InputRequired(required))) => {
                 rounds += 1;
@@ -141,30 +148,11 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
                         exchanges,
                     );
                 }
-                let mut responses = InputResponses::new();
-                for (key, request) in required.input_requests.unwrap_or_default() {
-                    let InputRequest::Elicitation(request) = request else {
-                        return CallRun::failed(
-                            format!(
-                                "{} asked for something the desk does not offer (only forms are)",
-                                conn.prefix
-                            ),
-                            exchanges,
-                        );
-                    };
-                    let answer = conn
-                        .handler()
-                        .ask(Some(&plan.ticket), &request.params)
-                        .await;
-                    exchanges.push(InputExchange {
-                        key: key.clone(),
-                        message: elicitation_message(&request.params),
-                        action: format!("{:?}", answer.action).to_lowercase(),
-                        content: answer.content.as_ref().map(Value::to_string),
-                    });
-                    responses.insert(key, serde_json::to_value(&answer).unwrap_or(Value::Null));
+                let requests = required.input_requests.unwrap_or_default();
+                match answer_round(conn, &plan.ticket, requests, &mut exchanges).await {
+                    Ok(responses) => params.input_responses = Some(responses),
+                    Err(problem) => return CallRun::failed(problem, exchanges),
                 }
-                params.input_responses = Some(responses);
                 params.request_state = required.request_state;
             }
             Ok(Ok(_)) => {
@@ -178,6 +166,35 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
             }
         }
     }
+}
+
+/// One round of a server's input requests, each put to a person through the server's own
+/// handler and kept as an exchange; `Err` when the server asked for something other than a
+/// form.
+async fn answer_round(
+    conn: &ServerConn,
+    ticket: &str,
+    requests: impl IntoIterator<Item = (String, InputRequest)>,
+    exchanges: &mut Vec<InputExchange>,
+) -> Result<InputResponses, String> {
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let InputRequest::Elicitation(request) = request else {
+            return Err(format!(
+                "{} asked for something the desk does not offer (only forms are)",
+                conn.prefix
+            ));
+        };
+        let answer = conn.handler().ask(Some(ticket), &request.params).await;
+        exchanges.push(InputExchange {
+            key: key.clone(),
+            message: elicitation_message(&request.params),
+            action: format!("{:?}", answer.action).to_lowercase(),
+            content: answer.content.as_ref().map(Value::to_string),
+        });
+        responses.insert(key, serde_json::to_value(&answer).unwrap_or(Value::Null));
+    }
+    Ok(responses)
 }
 
 /// Awaits `call` for at most `timeout` of the server's own time: time a person spends on
