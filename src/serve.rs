@@ -16,13 +16,19 @@ const DUPLEX_BUFFER: usize = 256 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("the MCP client went away or spoke out of turn before the server started: {0}")]
-    Start(#[from] rmcp::service::ServerInitializeError),
+    Start(Box<rmcp::service::ServerInitializeError>),
     #[error(
         "cannot start the stdio server's thread or runtime ({0}); the machine may be out of threads or memory"
     )]
     Runtime(#[from] std::io::Error),
     #[error("the stdio server's thread stopped without saying why; see the log above")]
     Lost,
+}
+
+impl From<rmcp::service::ServerInitializeError> for ServeError {
+    fn from(error: rmcp::service::ServerInitializeError) -> Self {
+        Self::Start(Box::new(error))
+    }
 }
 
 /// Serves `server` on this process's stdin and stdout until the client goes away.

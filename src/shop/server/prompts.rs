@@ -87,8 +87,7 @@ impl ShopServer {
         };
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description(description)
-                .into(),
+                .with_description(description),
         )
     }
 }
