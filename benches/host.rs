@@ -16,6 +16,9 @@
 //!   the bundled servers, the shop as the built binary over stdio.
 //! - `concurrency`: the 48 tickets against a mock OpenAI-compatible model that answers every
 //!   request after a fixed 100 ms, at concurrency 1, 4 and 8, against the ideal.
+//! - `queue_10k` (only by that name, `cargo bench --bench host -- queue_10k`): 10,000 tickets
+//!   through the desk's binary at concurrency 32, the mock answering after 500 ms; the wall
+//!   time against the ideal and the desk's memory along the queue (`host/queue.rs`).
 //!
 //! The stdio shop is the `support-desk` binary Cargo builds for this bench (same profile),
 //! copied aside when the bench starts, so a rebuild during the run cannot swap it.
@@ -73,6 +76,10 @@ fn main() {
     }
     if selection.wants("concurrency") && !selection.quick {
         concurrency(&runtime, &mut report);
+    }
+    // Five minutes or more: only when asked for by name.
+    if selection.filter.as_deref() == Some("queue_10k") {
+        queue::queue_10k(&runtime, &mut report);
     }
     criterion.final_summary();
     report.print();
@@ -726,6 +733,9 @@ impl Selection {
 
 // ---------------------------------------------------------------------------------------
 // The tests' mock OpenAI-compatible model on 127.0.0.1, with a fixed latency per request.
+
+#[path = "host/queue.rs"]
+mod queue;
 
 #[path = "../tests/it/mock_model.rs"]
 #[allow(dead_code)] // the benches use a part of what the tests need

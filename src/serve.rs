@@ -1,5 +1,10 @@
 //! Putting an MCP server on a transport: stdio for child processes, a duplex pipe for
 //! servers the desk runs in its own process.
+//!
+//! A stdio server runs on one thread of its own, on a current-thread runtime, and reads and
+//! writes its pipes through the I/O driver (`rmcp::transport::stdio_pipes`), so a message is
+//! read, handled and answered without crossing a thread or Tokio's blocking pool. This module
+//! never decides what a server does; it only carries its messages.
 
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::DuplexStream;
@@ -7,12 +12,55 @@ use tokio::io::DuplexStream;
 /// Buffer of an in-process pipe; large enough for a tool list in one write.
 const DUPLEX_BUFFER: usize = 256 * 1024;
 
+/// Why a stdio server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("the MCP client went away or spoke out of turn before the server started: {0}")]
+    Start(Box<rmcp::service::ServerInitializeError>),
+    #[error(
+        "cannot start the stdio server's thread or runtime ({0}); the machine may be out of threads or memory"
+    )]
+    Runtime(#[from] std::io::Error),
+    #[error("the stdio server's thread stopped without saying why; see the log above")]
+    Lost,
+}
+
+impl From<rmcp::service::ServerInitializeError> for ServeError {
+    fn from(error: rmcp::service::ServerInitializeError) -> Self {
+        Self::Start(Box::new(error))
+    }
+}
+
 /// Serves `server` on this process's stdin and stdout until the client goes away.
 /// stdout then belongs to JSON-RPC: log to stderr only.
-pub async fn stdio<S: ServerHandler>(
-    server: S,
-) -> Result<(), rmcp::service::ServerInitializeError> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+///
+/// The server gets a thread and a current-thread runtime of its own, whatever runtime calls
+/// this: on a multi-thread runtime every message would wake another worker.
+pub async fn stdio<S: ServerHandler>(server: S) -> Result<(), ServeError> {
+    let (done, finished) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("mcp-stdio".into())
+        .spawn(move || {
+            let outcome = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(ServeError::from)
+                .and_then(|runtime| {
+                    let outcome = runtime.block_on(stdio_here(server));
+                    // Nothing is left to wait for once the client has gone.
+                    runtime.shutdown_background();
+                    outcome
+                });
+            let _ = done.send(outcome);
+        })?;
+    finished.await.unwrap_or(Err(ServeError::Lost))
+}
+
+/// Serves `server` on stdio on the runtime that polls this future.
+async fn stdio_here<S: ServerHandler>(server: S) -> Result<(), ServeError> {
+    // Pipes (as an MCP client starts us) go through the I/O driver; anything else, such as
+    // a terminal, falls back to rmcp's blocking stdio handles.
+    let running = server.serve(rmcp::transport::stdio_pipes()).await?;
     if let Err(e) = running.waiting().await {
         tracing::warn!(error = %e, "server task ended with an error");
     }

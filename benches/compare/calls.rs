@@ -9,10 +9,12 @@
 //!
 //! Environment: `COMPARE_CALLS` (default 500), `COMPARE_SERVER` (default: the `support-desk`
 //! binary Cargo built for this bench), `COMPARE_DB` (default: a new file in a temporary
-//! directory), `COMPARE_CLIENT`: `desk` (default) or `floor`, a client with no MCP library
+//! directory), `COMPARE_CLIENT`: `desk` (default), `rmcp` (rmcp's own `call_tool_once` on
+//! the desk's connection, without `host::calls`) or `floor`, a client with no MCP library
 //! at all (blocking pipes, the request lines Python sends, written ahead of time), which
 //! shows what the server and the pipes cost any client. `COMPARE_RUNTIME`: `multi_thread`
-//! (default; the desk's own, `Runtime::new()`) or `current_thread`, for the desk client.
+//! (default; the desk's own, `Runtime::new()`) or `current_thread`, for the desk and rmcp
+//! clients.
 //!
 //! Prints one JSON line: median and p99 in microseconds, nearest-rank, and the CPU time per
 //! call of this process (all threads) and of the server process, from
@@ -29,6 +31,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value, json};
 use support_desk::config::ServerConfig;
 use support_desk::host::api::Outcome;
@@ -53,8 +56,10 @@ fn main() -> anyhow::Result<()> {
     let db = std::env::var_os("COMPARE_DB")
         .map(PathBuf::from)
         .unwrap_or_else(|| scratch.path().join("shop.sqlite3"));
-    let (client, timed) = match std::env::var("COMPARE_CLIENT").as_deref() {
-        Ok("desk") | Err(_) => {
+    let client_kind = std::env::var("COMPARE_CLIENT");
+    let (client, timed) = match client_kind.as_deref() {
+        Ok("desk" | "rmcp") | Err(_) => {
+            let bare = kind_is_rmcp(client_kind.as_deref());
             let (client, runtime) = match std::env::var("COMPARE_RUNTIME").as_deref() {
                 Ok("multi_thread") | Err(_) => (
                     "support-desk host::calls (rmcp 3.11.0)",
@@ -70,13 +75,25 @@ fn main() -> anyhow::Result<()> {
                     bail!("COMPARE_RUNTIME is multi_thread or current_thread, not {other}")
                 }
             };
-            (client, runtime.block_on(desk_calls(&server, &db, calls))?)
+            let client = if bare {
+                if client.ends_with("runtime") {
+                    "rmcp 3.11.0 call_tool_once on the desk's connection, current-thread runtime"
+                } else {
+                    "rmcp 3.11.0 call_tool_once on the desk's connection"
+                }
+            } else {
+                client
+            };
+            (
+                client,
+                runtime.block_on(desk_calls(&server, &db, calls, bare))?,
+            )
         }
         Ok("floor") => (
             "floor: blocking pipes, no MCP library",
             floor_calls(&server, &db, calls)?,
         ),
-        Ok(other) => bail!("COMPARE_CLIENT is desk or floor, not {other}"),
+        Ok(other) => bail!("COMPARE_CLIENT is desk, rmcp or floor, not {other}"),
     };
     let Timed {
         protocol,
@@ -107,6 +124,10 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+fn kind_is_rmcp(kind: Result<&str, &std::env::VarError>) -> bool {
+    matches!(kind, Ok("rmcp"))
+}
+
 struct Timed {
     protocol: String,
     server_pid: u32,
@@ -123,7 +144,9 @@ fn serve_shop_args(db: &Path) -> Vec<String> {
         .collect()
 }
 
-async fn desk_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
+/// `bare`: rmcp's own `call_tool_once` on the desk's connection instead of the desk's
+/// `host::calls::call`, to tell rmcp's share of the client's cost from the desk's.
+async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow::Result<Timed> {
     let config = ServerConfig {
         command: Some(server.to_owned()),
         args: serve_shop_args(db),
@@ -150,8 +173,25 @@ async fn desk_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Tim
         max_rounds: 10,
         max_result_bytes: 65536,
     };
+    let live = conn
+        .current()
+        .await
+        .context("the shop's connection went away after connecting")?;
+    let bare_call = || async {
+        let params = CallToolRequestParams::new(TOOL).with_arguments(arguments.clone());
+        match live.service.call_tool_once(params).await {
+            Ok(CallToolResponse::Complete(result)) if result.is_error != Some(true) => Ok(()),
+            other => Err(anyhow::anyhow!(
+                "{TOOL} did not answer with a result: {other:?}"
+            )),
+        }
+    };
     for n in 0..WARMUP {
-        calls::call(&conn, plan(n)).await;
+        if bare {
+            bare_call().await?;
+        } else {
+            calls::call(&conn, plan(n)).await;
+        }
     }
     let child = only_child()?;
     let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child)?);
@@ -159,6 +199,11 @@ async fn desk_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Tim
     for n in 0..calls {
         let plan = plan(WARMUP + n);
         let started = Instant::now();
+        if bare {
+            bare_call().await?;
+            spans.push(started.elapsed());
+            continue;
+        }
         let run = calls::call(&conn, plan).await;
         spans.push(started.elapsed());
         if run.outcome != Outcome::Result {

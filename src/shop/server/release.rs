@@ -1,0 +1,169 @@
+//! The lead's half of `issue_refund`: the release form, its sealed `requestState`, and the
+//! answer that comes back.
+//!
+//! The sealed state is bound to the quote and expires; it is opened before anything is
+//! believed, and a dismissed form is never a yes. Moving money stays with the store.
+
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    BooleanSchema, CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
+    PrimitiveSchemaDefinition, SealOptions, StringSchema,
+};
+use serde::{Deserialize, Serialize};
+
+use super::super::store::Refund;
+use super::super::{CURRENCY, REFUND_LIMIT, ids};
+use super::views::{refund_result, shop_error, tool_error};
+use super::{IssueArgs, RELEASE_REQUEST, ShopServer};
+
+/// A lead has this long to answer a release form before the sealed state expires.
+const RELEASE_STATE_TTL: Duration = Duration::from_secs(15 * 60);
+/// Longest note a lead may leave on a release.
+const NOTE_MAX_CHARS: u32 = 500;
+
+/// What is sealed into `requestState` while a lead decides.
+#[derive(Debug, Serialize, Deserialize)]
+struct ReleaseState {
+    refund_id: String,
+}
+
+impl ShopServer {
+    /// Asks a lead, through an input request, to release the held `refund`.
+    pub(super) fn ask_lead(&self, refund: &Refund) -> Result<CallToolResponse, ErrorData> {
+        let sealed = self
+            .codec
+            .seal_json_with(
+                &ReleaseState {
+                    refund_id: refund.refund_id.clone(),
+                },
+                &SealOptions::new()
+                    .associated_data(release_binding(&refund.quote_id).as_bytes())
+                    .ttl(RELEASE_STATE_TTL),
+            )
+            .map_err(|e| {
+                ErrorData::internal_error(format!("cannot seal request state: {e}"), None)
+            })?;
+        let form = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!(
+                "Release refund {} of {CURRENCY} {} on order {}? It is above the {CURRENCY} {REFUND_LIMIT} refund limit, so a lead must confirm it.",
+                refund.refund_id, refund.amount, refund.order_id
+            ),
+            requested_schema: release_form()?,
+        });
+        let requests =
+            InputRequests::from([(RELEASE_REQUEST.to_owned(), InputRequest::Elicitation(form))]);
+        Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
+    }
+
+    /// The second round of `issue_refund`: the lead has answered the release form.
+    pub(super) fn finish_release(
+        &self,
+        args: &IssueArgs,
+        sealed: &str,
+        responses: Option<rmcp::model::InputResponses>,
+        staff: Option<&str>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let quote_id = ids::quote_id(&args.quote_id)
+            .ok_or_else(|| ErrorData::invalid_params("invalid or expired requestState", None))?;
+        // Any failure to open is one answer to the client; the detail is for our log.
+        let state: ReleaseState = self
+            .codec
+            .open_json_with(sealed, release_binding(&quote_id).as_bytes())
+            .map_err(|e| {
+                tracing::warn!(error = %e, %quote_id, "refused a requestState");
+                ErrorData::invalid_params(
+                    "invalid or expired requestState; call issue_refund again without it",
+                    None,
+                )
+            })?;
+        let answer: ElicitResult = responses
+            .as_ref()
+            .and_then(|r| r.get(RELEASE_REQUEST))
+            .cloned()
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("missing the {RELEASE_REQUEST} input response"),
+                    None,
+                )
+            })
+            .and_then(|v| {
+                serde_json::from_value(v)
+                    .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+            })?;
+        let refund_id = state.refund_id;
+        let result = match answer.action {
+            ElicitationAction::Accept => {
+                let content = answer.content.unwrap_or_default();
+                let release = content.get("release").and_then(|v| v.as_bool());
+                let note = content
+                    .get("note")
+                    .and_then(|v| v.as_str())
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty());
+                match (release, note) {
+                    (None, _) => {
+                        return Err(ErrorData::invalid_params(
+                            "the release form needs a yes or no in 'release'",
+                            None,
+                        ));
+                    }
+                    (Some(_), Some(note)) if note.chars().count() > NOTE_MAX_CHARS as usize => {
+                        return Err(ErrorData::invalid_params(
+                            format!("the note is longer than {NOTE_MAX_CHARS} characters"),
+                            None,
+                        ));
+                    }
+                    (Some(true), note) => match self.store.release(&refund_id, staff, note) {
+                        Ok(refund) => refund_result(&refund),
+                        Err(e) => shop_error(e),
+                    },
+                    (Some(false), _) => tool_error(format!(
+                        "The lead did not release refund {refund_id}, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid."
+                    )),
+                }
+            }
+            ElicitationAction::Decline => tool_error(format!(
+                "The lead declined to release refund {refund_id}, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid."
+            )),
+            // Cancel, and anything a later revision adds: a dismissed form is never a yes.
+            _ => tool_error(format!(
+                "The release form for refund {refund_id} was closed without an answer, so the shop still holds it. Nothing was paid."
+            )),
+        };
+        Ok(result.into())
+    }
+}
+
+/// What a release form's sealed state is bound to: this tool and this quote.
+fn release_binding(quote_id: &str) -> String {
+    format!("shop-support|issue_refund|{quote_id}")
+}
+
+fn release_form() -> Result<ElicitationSchema, ErrorData> {
+    let note = StringSchema::new()
+        .title("Note for the record")
+        .description("Optional: why you release or hold this refund.")
+        .with_length(0, NOTE_MAX_CHARS)
+        .map_err(|e| ErrorData::internal_error(e, None))?;
+    let release = BooleanSchema::new()
+        .title("Release the refund")
+        .description("Yes pays the customer now; no keeps the refund held.");
+    let mut schema = ElicitationSchema::new(
+        [
+            (
+                "release".to_owned(),
+                PrimitiveSchemaDefinition::Boolean(release),
+            ),
+            ("note".to_owned(), PrimitiveSchemaDefinition::String(note)),
+        ]
+        .into(),
+    )
+    .with_required(vec!["release".to_owned()])
+    .with_description("A refund above the limit waits for a lead.");
+    schema.property_order = Some(vec!["release".to_owned(), "note".to_owned()]);
+    Ok(schema)
+}
