@@ -24,14 +24,15 @@ use crate::recording::Event;
 use crate::tickets::Ticket;
 
 impl Host {
-    /// Works a list of tickets (all when empty), `concurrency` at a time.
+    /// Works a list of tickets (all when empty), `concurrency` at a time; how many it worked
+    /// (a ticket another desk holds, or worked meanwhile, is left alone).
     /// With `prompt`, every ticket is worked as a person who ran that server prompt for it.
     pub async fn work_queue(
         self: &Arc<Self>,
         ids: &[String],
         concurrency: usize,
         prompt: Option<&PersonPrompt>,
-    ) -> Result<Vec<TicketRun>, String> {
+    ) -> Result<usize, String> {
         let request = match prompt {
             Some(prompt) => Some(self.person_request(prompt).await?),
             None => None,
@@ -62,31 +63,30 @@ impl Host {
         };
         let gate = Arc::new(Semaphore::new(concurrency.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
-        for (index, ticket) in tickets.into_iter().enumerate() {
+        let mut worked = 0;
+        for ticket in tickets {
             // Taking the permit before the task starts keeps tickets starting in queue order,
             // so a run at concurrency 1 is the same sequence every time (a replay needs that).
             let permit = Arc::clone(&gate)
                 .acquire_owned()
                 .await
                 .expect("the queue's semaphore is never closed");
+            // What finished is counted and let go as the queue goes: a long queue keeps no
+            // more in memory than the runs under way.
+            while let Some(done) = tasks.try_join_next() {
+                worked += count(done);
+            }
             let host = Arc::clone(self);
             let request = request.clone();
             tasks.spawn(async move {
                 let _permit = permit;
-                (index, host.work_claimed(&ticket, request, only_new).await)
+                host.work_claimed(&ticket, request, only_new).await.is_some()
             });
         }
-        let mut runs: Vec<(usize, TicketRun)> = Vec::new();
         while let Some(done) = tasks.join_next().await {
-            match done {
-                Ok((index, Some(run))) => runs.push((index, run)),
-                // Another desk holds it, or worked it meanwhile.
-                Ok((_, None)) => {}
-                Err(e) => tracing::error!(error = %e, "a ticket's task failed"),
-            }
+            worked += count(done);
         }
-        runs.sort_by_key(|(index, _)| *index);
-        Ok(runs.into_iter().map(|(_, run)| run).collect())
+        Ok(worked)
     }
 
     /// Works one ticket: at most `model_calls_per_ticket` model calls, every tool call routed,
@@ -500,4 +500,15 @@ pub(super) struct Conversation {
     seen: Vec<String>,
     /// Every call of this run with its outcome: the draft is checked against it.
     facts: Vec<CallFact>,
+}
+
+/// 1 for a ticket a queue's task worked, 0 for one it left alone or whose task failed.
+fn count(done: Result<bool, tokio::task::JoinError>) -> usize {
+    match done {
+        Ok(worked) => usize::from(worked),
+        Err(e) => {
+            tracing::error!(error = %e, "a ticket's task failed");
+            0
+        }
+    }
 }
