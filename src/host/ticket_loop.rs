@@ -80,7 +80,9 @@ impl Host {
             let request = request.clone();
             tasks.spawn(async move {
                 let _permit = permit;
-                host.work_claimed(&ticket, request, only_new).await.is_some()
+                host.work_claimed(&ticket, request, only_new)
+                    .await
+                    .is_some()
             });
         }
         while let Some(done) = tasks.join_next().await {

@@ -62,7 +62,7 @@ impl ReplayModel {
         }
         Err(match self.recorded_turns.get(&(ticket.to_owned(), turn)) {
             Some(recorded) => format!(
-                "the run diverged from the recording at {ticket} turn {turn}: the model would now see different messages ({}) from those recorded ({}); a tool result, the prompt or the tool list changed",
+                "the run left the recording at {ticket} turn {turn}: a tool result, the prompt or the tool list changed, so the model would now see other messages than the recording holds; work the ticket yourself, or record the run again (messages {}…, recorded {}…)",
                 &hash[..12],
                 &recorded[..12.min(recorded.len())]
             ),

@@ -136,6 +136,36 @@ async fn a_desk_killed_holding_a_claim_frees_its_ticket_after_the_lease() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // The queue as the team's record has it: who holds what, while ana's desk works.
+    let queue = tokio::process::Command::new(BIN)
+        .args(["queue", "--json", "--store", &team.bo.url])
+        .output()
+        .await
+        .expect("queue");
+    assert!(
+        queue.status.success(),
+        "{}",
+        String::from_utf8_lossy(&queue.stderr)
+    );
+    let queue: Value = serde_json::from_slice(&queue.stdout).expect("JSON");
+    let t1 = &queue["tickets"][0];
+    assert_eq!(
+        (
+            t1["id"].as_str(),
+            t1["state"].as_str(),
+            t1["owner"].as_str()
+        ),
+        (
+            Some("T-0001"),
+            Some("working"),
+            Some(team.ana.name.as_str())
+        )
+    );
+    assert_eq!(
+        queue["tickets"][1]["owner"],
+        Value::Null,
+        "T-0002 is nobody's"
+    );
     ana.start_kill().expect("kill -9");
     ana.wait().await.expect("dead");
 

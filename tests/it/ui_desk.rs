@@ -864,3 +864,43 @@ fn on_a_team_the_status_bar_says_who_you_are_and_whether_you_are_a_lead() {
         "one person's desk needs no saying"
     );
 }
+
+#[test]
+fn a_reply_someone_else_changed_while_you_edited_is_reported_before_yours_is_sent() {
+    let mut app = app();
+    let record = record();
+    worked(&mut app, &record);
+    select(&mut app, "T-0009");
+    app.on_key(key(KeyCode::Char('e')));
+    // Meanwhile sam, at another desk of the team, rewrites the reply.
+    let sams = DeskRecord::in_memory("sam", &[])
+        .expect("sam's view")
+        .with_clock(fixed_clock);
+    happen(
+        &mut app,
+        &sams,
+        Event::DraftEdited {
+            ticket: "T-0009".into(),
+            by: "sam".into(),
+            text: "Which of the two mugs is cracked?".into(),
+            findings: vec![],
+        },
+    );
+    let first = app.on_key(ctrl('s'));
+    assert!(
+        !matches!(first, Some(Command::SendReply { .. })),
+        "not sent over sam's change: {first:?}"
+    );
+    assert_eq!(
+        app.message.as_deref(),
+        Some(
+            "the reply was changed by sam at 2026-12-01T09:30:00Z while you edited it; read theirs in the ticket pane, then Ctrl-S again to send yours"
+        )
+    );
+    // Sam's text drew no findings, so the editor's are clear too: the second Ctrl-S sends.
+    let second = app.on_key(ctrl('s'));
+    assert!(
+        matches!(&second, Some(Command::SendReply { ticket, .. }) if ticket == "T-0009"),
+        "{second:?}"
+    );
+}

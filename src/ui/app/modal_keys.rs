@@ -72,6 +72,34 @@ impl App {
         }
     }
 
+    /// The reply as the record holds it now.
+    fn draft_of(&self, ticket: &str) -> String {
+        self.items
+            .iter()
+            .find(|i| i.ticket.ticket_id == ticket)
+            .and_then(|i| i.state.draft.clone())
+            .unwrap_or_default()
+    }
+
+    /// "changed by ana at 10:42…" when the record's reply is no longer the one the editor
+    /// opened with, and it was someone else who changed it.
+    fn changed_by_another(&self, ticket: &str, editor: &DraftEditor) -> Option<String> {
+        let item = self.items.iter().find(|i| i.ticket.ticket_id == ticket)?;
+        let now = item.state.draft.clone().unwrap_or_default();
+        let by = item.state.by.as_deref()?;
+        if now == editor.opened_with() || by == self.staff {
+            return None;
+        }
+        let at = item
+            .state
+            .at
+            .map(crate::host::api::rfc3339)
+            .unwrap_or_default();
+        Some(format!(
+            "the reply was changed by {by} at {at} while you edited it; read theirs in the ticket pane, then Ctrl-S again to send yours"
+        ))
+    }
+
     fn draft_key(
         &mut self,
         mut editor: DraftEditor,
@@ -86,11 +114,21 @@ impl App {
             ModalOutcome::Answered(DraftAction::Send {
                 text,
                 override_reason,
-            }) => Some(Command::SendReply {
-                ticket,
-                text,
-                override_reason,
-            }),
+            }) => {
+                // Someone else changed the reply while this person edited it: say so first,
+                // and send on the next Ctrl-S (as a help desk's collision warning does).
+                if let Some(changed) = self.changed_by_another(&ticket, &editor) {
+                    self.message = Some(changed);
+                    editor.rebase(self.draft_of(&ticket));
+                    self.modal = Some(Modal::Draft(editor, ticket));
+                    return None;
+                }
+                Some(Command::SendReply {
+                    ticket,
+                    text,
+                    override_reason,
+                })
+            }
             ModalOutcome::Answered(DraftAction::HandToPerson { note }) => {
                 Some(Command::HandToPerson {
                     ticket,

@@ -87,6 +87,8 @@ pub struct DraftEditor {
     notice: Option<&'static str>,
     /// Ctrl-K asked for a check whose findings have not come back yet.
     checking: bool,
+    /// The reply as the record held it when the editor opened (or was last told of).
+    opened_with: String,
 }
 
 impl DraftEditor {
@@ -101,6 +103,7 @@ impl DraftEditor {
             mode: Mode::Editing,
             notice: None,
             checking: false,
+            opened_with: draft.to_owned(),
         }
     }
 
@@ -108,6 +111,16 @@ impl DraftEditor {
     pub fn with_customer_words(mut self, words: &str) -> Self {
         self.customer_words = (!words.trim().is_empty()).then(|| words.to_owned());
         self
+    }
+
+    /// The reply as the record held it when the editor opened.
+    pub fn opened_with(&self) -> &str {
+        &self.opened_with
+    }
+
+    /// The record's reply now, seen by the person: the next send is theirs to make.
+    pub fn rebase(&mut self, now: String) {
+        self.opened_with = now;
     }
 
     /// The findings of the draft as last checked (after Ctrl-K, the edited text).
