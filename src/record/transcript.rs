@@ -181,6 +181,37 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
             context_chars,
             ..
         } => model_call_kinds(*turn, reply, *seconds, (*tool_list_chars, *context_chars)),
+        Event::ToolCall { .. }
+        | Event::Consent { .. }
+        | Event::InputRequest { .. }
+        | Event::Outcome { .. } => call_kinds(event),
+        Event::Draft { text, findings, .. } => vec![EntryKind::Draft {
+            text: text.clone(),
+            findings: reasons(findings),
+        }],
+        Event::TicketDone {
+            model_calls,
+            stopped_at_turn_limit,
+            error,
+            ..
+        } => vec![EntryKind::RunEnded {
+            model_calls: *model_calls,
+            stopped_at_turn_limit: *stopped_at_turn_limit,
+            error: error.clone(),
+        }],
+        Event::DraftEdited { .. }
+        | Event::Sent { .. }
+        | Event::HandedOver { .. }
+        | Event::Attached { .. }
+        | Event::Noted { .. }
+        | Event::NeedsPerson { .. } => people_kinds(event),
+    }
+}
+
+/// A tool call and what came of it: the call, a person's consent, a server's questions, the
+/// outcome.
+fn call_kinds(event: &Event) -> Vec<EntryKind> {
+    match event {
         Event::ToolCall {
             turn,
             tool,
@@ -235,26 +266,17 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
             text: pretty(text),
             truncated: *truncated,
         }],
-        Event::Draft { text, findings, .. } => vec![EntryKind::Draft {
-            text: text.clone(),
-            findings: reasons(findings),
-        }],
-        Event::TicketDone {
-            model_calls,
-            stopped_at_turn_limit,
-            error,
-            ..
-        } => vec![EntryKind::RunEnded {
-            model_calls: *model_calls,
-            stopped_at_turn_limit: *stopped_at_turn_limit,
-            error: error.clone(),
-        }],
-        Event::DraftEdited { .. }
+        Event::Manifest(_)
+        | Event::TicketStarted { .. }
+        | Event::ModelCall { .. }
+        | Event::Draft { .. }
+        | Event::TicketDone { .. }
+        | Event::DraftEdited { .. }
         | Event::Sent { .. }
         | Event::HandedOver { .. }
         | Event::Attached { .. }
         | Event::Noted { .. }
-        | Event::NeedsPerson { .. } => people_kinds(event),
+        | Event::NeedsPerson { .. } => vec![],
     }
 }
 

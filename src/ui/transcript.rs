@@ -116,6 +116,18 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             error.as_deref(),
             width,
         ),
+        EntryKind::Edited { .. }
+        | EntryKind::Sent { .. }
+        | EntryKind::HandedOver { .. }
+        | EntryKind::Attached { .. }
+        | EntryKind::Noted { .. }
+        | EntryKind::NeedsPerson { .. } => push_person_entry(lines, entry, width),
+    }
+}
+
+/// What people (or the desk for them) did to the ticket.
+fn push_person_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
+    match &entry.kind {
         EntryKind::Edited { by, text, findings } => {
             let heading = format!("Reply edited by {}{}:", one_line(by), at_only(entry));
             reply(lines, heading, text, findings, width)
@@ -150,6 +162,16 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
             theme::danger(),
             "  ",
         ),
+        EntryKind::RunStarted { .. }
+        | EntryKind::ModelCall { .. }
+        | EntryKind::Said { .. }
+        | EntryKind::Unreadable { .. }
+        | EntryKind::Call { .. }
+        | EntryKind::Consent { .. }
+        | EntryKind::Input { .. }
+        | EntryKind::Outcome { .. }
+        | EntryKind::Draft { .. }
+        | EntryKind::RunEnded { .. } => {}
     }
 }
 
