@@ -95,19 +95,7 @@ pub enum Filter {
 }
 
 impl Filter {
-    /// Every status, in the order a ticket usually passes through them.
-    pub const ALL: [Status; 8] = [
-        Status::New,
-        Status::Working,
-        Status::NeedsConsent,
-        Status::NeedsLead,
-        Status::Drafted,
-        Status::NeedsPerson,
-        Status::HandedOver,
-        Status::Sent,
-    ];
-
-    /// The status word, as the queue and the ticket pane show it.
+    /// The filter's name, as the queue's title shows it.
     pub fn label(self) -> &'static str {
         match self {
             Filter::All => "all",
