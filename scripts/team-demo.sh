@@ -61,7 +61,7 @@ for person in ana bo lee; do
 done
 
 # One shop for the whole team, its staff tokens naming each person (lee as a lead).
-SHOP_STAFF_TOKENS="ana=${TOKEN[ana]},bo=${TOKEN[bo]},lee=${TOKEN[lee]}" \
+SHOP_STAFF_TOKENS="ana=${TOKEN[ana]},bo=${TOKEN[bo]},lee=${TOKEN[lee]}:lead" \
     "$BIN" serve shop --http "127.0.0.1:$SHOP_PORT" --db "$DIR/shop.sqlite3" \
     2>"$DIR/shop.log" &
 SHOP_PID=$!

@@ -23,14 +23,17 @@ pub const TOKENS_ENV: &str = "SHOP_STAFF_TOKENS";
 /// Bearer tokens and the staff member each belongs to.
 #[derive(Clone, Default)]
 pub struct StaffTokens {
-    by_token: BTreeMap<String, String>,
+    by_token: BTreeMap<String, StaffId>,
 }
 
 impl std::fmt::Debug for StaffTokens {
     // Never print the tokens themselves.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StaffTokens")
-            .field("staff", &self.by_token.values().collect::<Vec<_>>())
+            .field(
+                "staff",
+                &self.by_token.values().map(|s| &s.id).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -48,7 +51,8 @@ pub enum TokensError {
 }
 
 impl StaffTokens {
-    /// Reads `staff-0007=token,staff-0012=token`.
+    /// Reads `staff-0007=token,lead-0002=token:lead`: each staff ID with its token, and
+    /// `:lead` after the token for a lead.
     pub fn parse(text: &str) -> Result<Self, TokensError> {
         let mut by_token = BTreeMap::new();
         for (index, entry) in text
@@ -61,13 +65,23 @@ impl StaffTokens {
                 .split_once('=')
                 .ok_or(TokensError::Malformed(index + 1))?;
             let (staff, token) = (staff.trim(), token.trim());
+            let (token, lead) = match token.strip_suffix(":lead") {
+                Some(token) => (token, true),
+                None => (token, false),
+            };
             if staff.is_empty() {
                 return Err(TokensError::Malformed(index + 1));
             }
             if token.len() < 16 {
                 return Err(TokensError::Short(index + 1));
             }
-            by_token.insert(token.to_owned(), staff.to_owned());
+            by_token.insert(
+                token.to_owned(),
+                StaffId {
+                    id: staff.to_owned(),
+                    lead,
+                },
+            );
         }
         if by_token.is_empty() {
             return Err(TokensError::Empty);
@@ -77,11 +91,11 @@ impl StaffTokens {
 
     /// The staff member whose token this is. Compares against every token in full, so the
     /// time taken says nothing about how close a guess was.
-    fn staff(&self, presented: &str) -> Option<&str> {
+    fn staff(&self, presented: &str) -> Option<&StaffId> {
         let mut found = None;
         for (token, staff) in &self.by_token {
             if constant_time_eq(token.as_bytes(), presented.as_bytes()) {
-                found = Some(staff.as_str());
+                found = Some(staff);
             }
         }
         found
@@ -146,7 +160,7 @@ async fn require_staff_token(
         None => unauthorized(None),
         Some(token) => match tokens.staff(token) {
             Some(staff) => {
-                request.extensions_mut().insert(StaffId(staff.to_owned()));
+                request.extensions_mut().insert(staff.clone());
                 next.run(request).await
             }
             None => {
@@ -180,12 +194,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_name_their_staff() {
-        let tokens =
-            StaffTokens::parse("staff-0007=aaaaaaaaaaaaaaaa1, staff-0012=bbbbbbbbbbbbbbbb2")
-                .expect("valid");
-        assert_eq!(tokens.staff("aaaaaaaaaaaaaaaa1"), Some("staff-0007"));
-        assert_eq!(tokens.staff("bbbbbbbbbbbbbbbb2"), Some("staff-0012"));
+    fn tokens_name_their_staff_and_leads() {
+        let tokens = StaffTokens::parse(
+            "staff-0007=aaaaaaaaaaaaaaaa1, staff-0012=bbbbbbbbbbbbbbbb2, lead-0002=cccccccccccccccc3:lead",
+        )
+        .expect("valid");
+        let staff = |id: &str, lead| StaffId {
+            id: id.to_owned(),
+            lead,
+        };
+        assert_eq!(
+            tokens.staff("aaaaaaaaaaaaaaaa1"),
+            Some(&staff("staff-0007", false))
+        );
+        assert_eq!(
+            tokens.staff("bbbbbbbbbbbbbbbb2"),
+            Some(&staff("staff-0012", false))
+        );
+        assert_eq!(
+            tokens.staff("cccccccccccccccc3"),
+            Some(&staff("lead-0002", true))
+        );
+        assert_eq!(
+            tokens.staff("cccccccccccccccc3:lead"),
+            None,
+            "the role is not the token"
+        );
         assert_eq!(tokens.staff("aaaaaaaaaaaaaaaa"), None);
     }
 

@@ -48,7 +48,11 @@ const POLICY_TTL_MS: u64 = 60 * 60 * 1000;
 
 /// Who is calling, when the transport knows it (HTTP puts the staff ID here).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StaffId(pub String);
+pub struct StaffId {
+    pub id: String,
+    /// A lead may release another person's held refund.
+    pub lead: bool,
+}
 
 #[derive(Clone)]
 pub struct ShopServer {
@@ -245,9 +249,10 @@ impl ShopServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let staff = staff_of(&ctx);
         if let Some(sealed) = state {
-            return self.finish_release(&args, &sealed, responses, staff.as_deref());
+            return self.finish_release(&args, &sealed, responses, staff.as_ref());
         }
-        let (refund, _) = match self.store.issue(&args.quote_id, staff.as_deref()) {
+        let issuer = staff.as_ref().map(|s| s.id.as_str());
+        let (refund, _) = match self.store.issue(&args.quote_id, issuer) {
             Ok(issued) => issued,
             Err(e) => return Ok(shop_error(e).into()),
         };
@@ -274,15 +279,15 @@ impl ShopServer {
                 ClientCapabilities::builder().enable_elicitation().build(),
             ));
         }
-        self.ask_lead(&refund)
+        self.ask_lead(&refund, staff.is_some())
     }
 }
 
-fn staff_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
+fn staff_of(ctx: &RequestContext<RoleServer>) -> Option<StaffId> {
     ctx.extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<StaffId>())
-        .map(|staff| staff.0.clone())
+        .cloned()
 }
 
 fn policy_priority(name: &str) -> f32 {

@@ -294,15 +294,40 @@ impl Store {
         })
     }
 
-    /// A lead releases a held refund. Releasing one already released changes nothing.
+    /// A lead releases a held refund. Releasing one already released changes nothing. The
+    /// two-person rule holds here, in the same transaction: when the shop knows who answers
+    /// (`releaser`: their staff ID and whether they are a lead), only a lead who did not issue
+    /// the refund may release it. Over stdio the shop knows nobody, and cannot apply it.
     pub fn release(
         &self,
         refund_id: &str,
-        released_by: Option<&str>,
+        releaser: Option<(&str, bool)>,
         note: Option<&str>,
     ) -> Result<Refund, ShopError> {
         let seq = refund_seq(refund_id).ok_or_else(|| ShopError::NoRefund(refund_id.to_owned()))?;
+        let released_by = releaser.map(|(id, _)| id);
         self.write(|tx| {
+            if let Some((releaser, lead)) = releaser {
+                let issuer: Option<String> = tx
+                    .prepare_cached("SELECT issued_by FROM refunds WHERE seq = ?1")?
+                    .query_row([seq], |r| r.get(0))
+                    .optional()?
+                    .flatten();
+                let issuer = issuer.unwrap_or_else(|| "its issuer".to_owned());
+                if !lead {
+                    return Err(ShopError::NotALead {
+                        refund: refund_id.to_owned(),
+                        releaser: releaser.to_owned(),
+                        issuer,
+                    });
+                }
+                if issuer == releaser {
+                    return Err(ShopError::OwnRefund {
+                        refund: refund_id.to_owned(),
+                        issuer,
+                    });
+                }
+            }
             tx.prepare_cached("UPDATE refunds SET status = 'released', released_by = ?2, note = ?3, released_at = ?4
                  WHERE seq = ?1 AND status = 'held'")?.execute(params![seq, released_by, note, now()],
             )?;

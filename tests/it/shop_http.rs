@@ -3,8 +3,10 @@
 use std::net::SocketAddr;
 
 use rmcp::ClientServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputResponses};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::Value;
 use serde_json::json;
 use support_desk::shop::QuoteIds;
 use support_desk::shop::http::StaffTokens;
@@ -14,6 +16,8 @@ use crate::shop_store::delivered_line;
 use crate::support::*;
 
 const TOKEN: &str = "staff-0007-token-for-tests-only";
+const OTHER: &str = "staff-0008-token-for-tests-only";
+const LEAD: &str = "lead-0002-token-for-tests-only";
 
 struct Running {
     addr: SocketAddr,
@@ -33,7 +37,8 @@ async fn start() -> Running {
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("address");
-    let tokens = StaffTokens::parse(&format!("staff-0007={TOKEN}")).expect("tokens");
+    let roster = format!("staff-0007={TOKEN},staff-0008={OTHER},lead-0002={LEAD}:lead");
+    let tokens = StaffTokens::parse(&roster).expect("tokens");
     let shutdown = CancellationToken::new();
     let server = shop_server(memory_store(QuoteIds::Random));
     tokio::spawn(support_desk::shop::http::serve(
@@ -57,34 +62,89 @@ async fn connect(running: &Running, token: Option<&str>, lead: Lead) -> Result<C
         .map_err(|e| e.to_string())
 }
 
+/// Asks for `issue_refund` once, without answering anything yet: the release form and its
+/// sealed state, for whoever will answer it.
+async fn held_for_a_lead(client: &Client, quote_id: &Value) -> (String, Option<String>) {
+    let Value::Object(arguments) = json!({"quote_id": quote_id}) else {
+        unreachable!("an object");
+    };
+    let params = CallToolRequestParams::new("issue_refund").with_arguments(arguments);
+    match client.call_tool_once(params).await.expect("issue_refund") {
+        CallToolResponse::InputRequired(required) => {
+            let key = required
+                .input_requests
+                .unwrap_or_default()
+                .into_keys()
+                .next()
+                .expect("the release form");
+            (key, required.request_state)
+        }
+        other => panic!("a form for a lead, not {other:?}"),
+    }
+}
+
+/// Answers the release form with yes, as `client`'s person, retrying the call with the state.
+async fn release_as(
+    client: &Client,
+    quote_id: &Value,
+    (key, state): &(String, Option<String>),
+) -> CallToolResult {
+    let Value::Object(arguments) = json!({"quote_id": quote_id}) else {
+        unreachable!("an object");
+    };
+    let mut params = CallToolRequestParams::new("issue_refund").with_arguments(arguments);
+    let mut responses = InputResponses::new();
+    responses.insert(
+        key.clone(),
+        json!({"action": "accept", "content": {"release": true}}),
+    );
+    params.input_responses = Some(responses);
+    params.request_state = state.clone();
+    match client.call_tool_once(params).await.expect("the retry") {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("an answer, not {other:?}"),
+    }
+}
+
 #[tokio::test]
-async fn staff_with_a_valid_token_work_refunds_and_are_named_as_the_releasing_lead() {
+async fn a_held_refund_is_released_only_by_a_lead_who_did_not_issue_it() {
     let running = start().await;
-    let lead = Lead::answering([accept(json!({"release": true}))]);
-    let client = connect(&running, Some(TOKEN), lead.clone())
-        .await
-        .expect("connect with a token");
-    assert_eq!(client.list_all_tools().await.expect("tools").len(), 5);
+    let connect_as =
+        |token: &'static str| connect(&running, Some(token), Lead::answering([decline()]));
+    let (staff, other, lead) = (
+        connect_as(TOKEN).await.expect("staff-0007"),
+        connect_as(OTHER).await.expect("staff-0008"),
+        connect_as(LEAD).await.expect("lead-0002"),
+    );
     let (order, sku) = delivered_line(true);
     let quoted = json(
         &call(
-            &client,
+            &staff,
             "quote_refund",
             json!({"order_id": order.order_id, "sku": sku, "reason": "dented"}),
         )
         .await,
     );
-    let refund = json(
-        &call(
-            &client,
-            "issue_refund",
-            json!({"quote_id": quoted["quote_id"]}),
-        )
-        .await,
+    let form = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+
+    // The issuer answering their own form, and another member of staff: refused, still held.
+    for (client, who) in [(&staff, "staff-0007"), (&other, "staff-0008")] {
+        let refused = release_as(client, &quoted["quote_id"], &form).await;
+        assert_eq!(refused.is_error, Some(true));
+        let said = tool_error(&refused);
+        assert!(
+            said.contains(&format!("{who} is not one: a lead other than staff-0007 must release this refund; it stays held")),
+            "{said}"
+        );
+    }
+    let released = json(&release_as(&lead, &quoted["quote_id"], &form).await);
+    assert_eq!(released["status"], "released");
+    assert_eq!(
+        released["released_by"], "lead-0002",
+        "the lead, from the token"
     );
-    assert_eq!(refund["status"], "released");
-    assert_eq!(refund["released_by"], "staff-0007");
-    assert_eq!(lead.asked().len(), 1);
+    // A lead who issued a refund cannot release it either: tests/it/shop_store.rs holds the
+    // store to that rule directly.
 }
 
 #[tokio::test]

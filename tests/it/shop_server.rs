@@ -308,7 +308,7 @@ async fn above_the_limit_the_lead_is_asked_and_an_accept_releases_the_refund() {
     assert_eq!(
         asked[0].message,
         format!(
-            "Release refund {} of EUR {amount} on order {}? It is above the EUR 150.00 refund limit, so a lead must confirm it.",
+            "Release refund {} of EUR {amount} on order {}? It is above the EUR 150.00 refund limit, so a lead must confirm it. This shop is reached without staff identities (stdio), so it cannot check that whoever answers is a lead other than the one who issued it.",
             refund["refund_id"].as_str().expect("refund id"),
             order.order_id
         )

@@ -189,18 +189,41 @@ fn above_the_limit_a_refund_is_held_until_a_lead_releases_it() {
     let store = open(&db, QuoteIds::Random);
     let (still, created) = store.issue(&quote.quote_id, None).expect("issue again");
     assert_eq!((still.status, created), (RefundStatus::Held, false));
+    // The two-person rule: not the issuer, and not someone who is not a lead.
+    let own = store.release(&held.refund_id, Some(("staff-0007", true)), None);
+    assert_eq!(
+        own.map_err(|e| e.to_string()),
+        Err(format!(
+            "A lead other than staff-0007 must release refund {}: the one who issued a refund cannot release it too; it stays held.",
+            held.refund_id
+        ))
+    );
+    let staff = store.release(&held.refund_id, Some(("staff-0012", false)), None);
+    assert_eq!(
+        staff.map_err(|e| e.to_string()),
+        Err(format!(
+            "Only a lead may release refund {}, and staff-0012 is not one: a lead other than staff-0007 must release this refund; it stays held.",
+            held.refund_id
+        ))
+    );
+    let (still, _) = store.issue(&quote.quote_id, None).expect("still there");
+    assert_eq!(
+        still.status,
+        RefundStatus::Held,
+        "refused releases leave it held"
+    );
     let released = store
         .release(
             &held.refund_id,
-            Some("staff-0012"),
+            Some(("lead-0002", true)),
             Some("checked the photos"),
         )
         .expect("release");
     assert_eq!(released.status, RefundStatus::Released);
-    assert_eq!(released.released_by.as_deref(), Some("staff-0012"));
+    assert_eq!(released.released_by.as_deref(), Some("lead-0002"));
     assert_eq!(
         store
-            .release(&held.refund_id, Some("staff-0099"), None)
+            .release(&held.refund_id, Some(("lead-0099", true)), None)
             .expect("again"),
         released
     );

@@ -32,7 +32,11 @@ struct ReleaseState {
 
 impl ShopServer {
     /// Asks a lead, through an input request, to release the held `refund`.
-    pub(super) fn ask_lead(&self, refund: &Refund) -> Result<CallToolResponse, ErrorData> {
+    pub(super) fn ask_lead(
+        &self,
+        refund: &Refund,
+        knows_who: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
         let sealed = self
             .codec
             .seal_json_with(
@@ -49,8 +53,15 @@ impl ShopServer {
         let form = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: format!(
-                "Release refund {} of {CURRENCY} {} on order {}? It is above the {CURRENCY} {REFUND_LIMIT} refund limit, so a lead must confirm it.",
-                refund.refund_id, refund.amount, refund.order_id
+                "Release refund {} of {CURRENCY} {} on order {}? It is above the {CURRENCY} {REFUND_LIMIT} refund limit, so a lead must confirm it.{}",
+                refund.refund_id,
+                refund.amount,
+                refund.order_id,
+                if knows_who {
+                    " Only a lead who did not issue it may release it."
+                } else {
+                    " This shop is reached without staff identities (stdio), so it cannot check that whoever answers is a lead other than the one who issued it."
+                }
             ),
             requested_schema: release_form()?,
         });
@@ -65,7 +76,7 @@ impl ShopServer {
         args: &IssueArgs,
         sealed: &str,
         responses: Option<rmcp::model::InputResponses>,
-        staff: Option<&str>,
+        staff: Option<&super::StaffId>,
     ) -> Result<CallToolResponse, ErrorData> {
         let quote_id = ids::quote_id(&args.quote_id)
             .ok_or_else(|| ErrorData::invalid_params("invalid or expired requestState", None))?;
@@ -117,7 +128,11 @@ impl ShopServer {
                             None,
                         ));
                     }
-                    (Some(true), note) => match self.store.release(&refund_id, staff, note) {
+                    (Some(true), note) => match self.store.release(
+                        &refund_id,
+                        staff.map(|s| (s.id.as_str(), s.lead)),
+                        note,
+                    ) {
                         Ok(refund) => refund_result(&refund),
                         Err(e) => shop_error(e),
                     },

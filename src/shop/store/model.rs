@@ -136,6 +136,19 @@ pub enum ShopError {
     NoQuote(String),
     #[error("The shop has no refund {0}.")]
     NoRefund(String),
+    /// The two-person rule: a held refund is released by a lead who did not issue it.
+    #[error(
+        "Only a lead may release refund {refund}, and {releaser} is not one: a lead other than {issuer} must release this refund; it stays held."
+    )]
+    NotALead {
+        refund: String,
+        releaser: String,
+        issuer: String,
+    },
+    #[error(
+        "A lead other than {issuer} must release refund {refund}: the one who issued a refund cannot release it too; it stays held."
+    )]
+    OwnRefund { refund: String, issuer: String },
     #[error("the shop's database failed ({0}); try again, and report it if it keeps failing")]
     Database(#[from] rusqlite::Error),
     #[error("the shop's database holds a record it cannot read ({0}); report it")]
