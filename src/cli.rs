@@ -214,6 +214,10 @@ pub struct ShopArgs {
     /// Serve Streamable HTTP at http://ADDR/mcp; staff tokens come from SHOP_STAFF_TOKENS.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+    /// The staff roster for --http, instead of SHOP_STAFF_TOKENS: a TOML file of [[staff]]
+    /// tables with id, role (staff or lead) and token_env (the variable holding the token).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub staff: Option<PathBuf>,
     /// The SQLite file of record (created and seeded when new), or ":memory:".
     /// Default: shop.sqlite3 in the user's data directory.
     #[arg(long, value_name = "PATH")]

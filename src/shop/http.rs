@@ -48,6 +48,18 @@ pub enum TokensError {
     Malformed(usize),
     #[error("{TOKENS_ENV} entry {0} has a token shorter than 16 characters; use a long random one")]
     Short(usize),
+    #[error(
+        "the staff roster is not valid TOML ({0}); write [[staff]] tables with id, role and token_env"
+    )]
+    Roster(String),
+    #[error("the staff roster's {id} has role \"{role}\"; a role is staff or lead")]
+    Role { id: String, role: String },
+    #[error("the staff roster's {id} takes its token from {var}, which is not set")]
+    Unset { id: String, var: String },
+    #[error(
+        "the staff roster's {id} has a token shorter than 16 characters (in {var}); use a long random one"
+    )]
+    ShortIn { id: String, var: String },
 }
 
 impl StaffTokens {
@@ -79,6 +91,61 @@ impl StaffTokens {
                 token.to_owned(),
                 StaffId {
                     id: staff.to_owned(),
+                    lead,
+                },
+            );
+        }
+        if by_token.is_empty() {
+            return Err(TokensError::Empty);
+        }
+        Ok(Self { by_token })
+    }
+
+    /// The roster in a file (`--staff FILE`): `[[staff]]` tables of `id`, `role` (`staff` or
+    /// `lead`) and `token_env`, the variable `env` reads the token from. Tokens never sit in
+    /// the file.
+    pub fn from_roster(
+        text: &str,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, TokensError> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Roster {
+            staff: Vec<Member>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Member {
+            id: String,
+            role: String,
+            token_env: String,
+        }
+        let roster: Roster =
+            toml::from_str(text).map_err(|e| TokensError::Roster(e.message().to_owned()))?;
+        let mut by_token = BTreeMap::new();
+        for member in roster.staff {
+            let lead = match member.role.as_str() {
+                "lead" => true,
+                "staff" => false,
+                _ => {
+                    return Err(TokensError::Role {
+                        id: member.id,
+                        role: member.role,
+                    });
+                }
+            };
+            let var = member.token_env;
+            let token = env(&var).ok_or_else(|| TokensError::Unset {
+                id: member.id.clone(),
+                var: var.clone(),
+            })?;
+            if token.trim().len() < 16 {
+                return Err(TokensError::ShortIn { id: member.id, var });
+            }
+            by_token.insert(
+                token.trim().to_owned(),
+                StaffId {
+                    id: member.id,
                     lead,
                 },
             );
@@ -221,6 +288,53 @@ mod tests {
             "the role is not the token"
         );
         assert_eq!(tokens.staff("aaaaaaaaaaaaaaaa"), None);
+    }
+
+    #[test]
+    fn a_roster_file_names_each_person_their_role_and_where_their_token_is() {
+        let roster = r#"
+            [[staff]]
+            id = "staff-0007"
+            role = "staff"
+            token_env = "ANA_TOKEN"
+
+            [[staff]]
+            id = "lead-0002"
+            role = "lead"
+            token_env = "LEE_TOKEN"
+        "#;
+        let env = |var: &str| match var {
+            "ANA_TOKEN" => Some("aaaaaaaaaaaaaaaa1".to_owned()),
+            "LEE_TOKEN" => Some("cccccccccccccccc3".to_owned()),
+            _ => None,
+        };
+        let tokens = StaffTokens::from_roster(roster, env).expect("a roster");
+        assert_eq!(
+            tokens.staff("cccccccccccccccc3"),
+            Some(&StaffId {
+                id: "lead-0002".into(),
+                lead: true
+            })
+        );
+        assert_eq!(
+            tokens.staff("aaaaaaaaaaaaaaaa1").map(|s| s.lead),
+            Some(false)
+        );
+        let unset = StaffTokens::from_roster(roster, |_| None).err();
+        assert_eq!(
+            unset.map(|e| e.to_string()),
+            Some(
+                "the staff roster's staff-0007 takes its token from ANA_TOKEN, which is not set"
+                    .into()
+            )
+        );
+        let bad_role = roster.replacen("\"staff\"", "\"boss\"", 1);
+        assert_eq!(
+            StaffTokens::from_roster(&bad_role, env)
+                .err()
+                .map(|e| e.to_string()),
+            Some("the staff roster's staff-0007 has role \"boss\"; a role is staff or lead".into())
+        );
     }
 
     #[test]

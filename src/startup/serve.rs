@@ -46,11 +46,18 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
     };
     // The staff tokens are checked before anything is created: a mistake in them must not
     // leave a new database behind.
-    let tokens = match args.http {
-        Some(_) => Some(StaffTokens::parse(
+    let tokens = match (&args.http, &args.staff) {
+        (Some(_), Some(file)) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading the staff roster {}", file.display()))?;
+            Some(StaffTokens::from_roster(&text, |var| {
+                std::env::var(var).ok()
+            })?)
+        }
+        (Some(_), None) => Some(StaffTokens::parse(
             &std::env::var(TOKENS_ENV).unwrap_or_default(),
         )?),
-        None => None,
+        (None, _) => None,
     };
     let ids = args.seed.map_or(QuoteIds::Random, QuoteIds::Seeded);
     if let QuoteIds::Seeded(seed) = ids {
