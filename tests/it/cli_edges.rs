@@ -86,3 +86,39 @@ async fn an_errors_cause_is_said_once() {
         "the cause once, not in every layer's words: {said}"
     );
 }
+
+#[tokio::test]
+async fn the_shops_roster_file_names_where_each_token_is_and_says_which_is_missing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let roster = dir.path().join("staff.toml");
+    std::fs::write(
+        &roster,
+        "[[staff]]\nid = \"lead-0002\"\nrole = \"lead\"\ntoken_env = \"DESK_TEST_LEAD_TOKEN\"\n",
+    )
+    .expect("roster");
+    let db = dir.path().join("shop.sqlite3");
+    let (roster, db_arg) = (
+        roster.to_string_lossy().into_owned(),
+        db.to_string_lossy().into_owned(),
+    );
+    let args = [
+        "serve",
+        "shop",
+        "--http",
+        "127.0.0.1:0",
+        "--staff",
+        &roster,
+        "--db",
+        &db_arg,
+    ];
+    let output = run(&args, &[]).await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(
+            "the staff roster's lead-0002 takes its token from DESK_TEST_LEAD_TOKEN, which is not set"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!db.exists(), "no database for a shop that could not start");
+}
