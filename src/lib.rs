@@ -5,6 +5,7 @@
 //! way it would reach anyone else's.
 
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod conformance;
 pub mod headless;

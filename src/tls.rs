@@ -448,19 +448,11 @@ pub fn date(unix_secs: u64) -> String {
 }
 
 fn date_i64(secs: i64) -> String {
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (hour, minute) = (rest / 3600, rest % 3600 / 60);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+    let t = crate::clock::Civil::from_unix(secs);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+        t.year, t.month, t.day, t.hour, t.minute
+    )
 }
 
 /// What a server's certificate says, read from the certificate itself.

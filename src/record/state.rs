@@ -28,15 +28,6 @@ pub enum Lifecycle {
 }
 
 impl Lifecycle {
-    pub const ALL: [Lifecycle; 6] = [
-        Lifecycle::New,
-        Lifecycle::Working,
-        Lifecycle::Drafted,
-        Lifecycle::NeedsPerson,
-        Lifecycle::Sent,
-        Lifecycle::HandedOver,
-    ];
-
     /// As written in `queue --json` and on screen.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,7 +1,7 @@
 //! Drawing transcript entries: one renderer for a ticket's history, used by the live ticket
 //! pane and by review mode, so a ticket reads the same while it is worked and afterwards.
 //!
-//! An entry draws itself at a width and knows its height. Every string in an entry came from
+//! An entry draws itself at a width. Every string in an entry came from
 //! the model, a server, a customer or a person, so all of it is cleaned before it is drawn.
 
 use ratatui::style::{Modifier, Style};
@@ -20,11 +20,6 @@ pub fn lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     push_entry(&mut out, entry, width.max(10));
     out
-}
-
-/// How many rows the entry takes at `width` columns.
-pub fn height(entry: &Entry, width: usize) -> usize {
-    lines(entry, width).len()
 }
 
 /// The style of an outcome, live and in review alike.

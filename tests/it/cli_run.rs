@@ -114,13 +114,14 @@ async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
     assert_eq!(live["tickets_worked"], 48);
 
     let exported = dir.path().join("export.jsonl");
-    let export = tokio::process::Command::new(BIN)
-        .args(["export", "--data-dir"])
-        .arg(dir.path())
-        .arg(&exported)
-        .output()
-        .await
-        .expect("export");
+    let export_to = |out: std::path::PathBuf| {
+        tokio::process::Command::new(BIN)
+            .args(["export", "--data-dir"])
+            .arg(dir.path())
+            .arg(out)
+            .output()
+    };
+    let export = export_to(exported.clone()).await.expect("export");
     assert!(
         export.status.success(),
         "{}",
@@ -153,13 +154,7 @@ async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
     let replayed = summary(&run(&["run", "--model", &source, "--json"], again.path()).await);
     assert_eq!(replayed, live, "the export replays as the run did");
 
-    let refused = tokio::process::Command::new(BIN)
-        .args(["export", "--data-dir"])
-        .arg(dir.path())
-        .arg(&exported)
-        .output()
-        .await
-        .expect("export");
+    let refused = export_to(exported.clone()).await.expect("export");
     assert!(
         !refused.status.success(),
         "an export never overwrites a file"
