@@ -177,6 +177,7 @@ async fn desk_call(conn: &ServerConn) {
         timeout: Duration::from_secs(10),
         max_rounds: 10,
         max_result_bytes: 65536,
+        lead_forms: false,
     };
     let run = calls::call(conn, plan).await;
     assert_eq!(run.outcome, Outcome::Result, "{}", run.text);
@@ -362,6 +363,7 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
         config.servers.insert("shop".into(), shop_stdio());
         let options = RunOptions {
             tickets: vec![],
+            lead_given: false,
             prompt: None,
             script: Script {
                 approve_consent: true,
@@ -413,6 +415,7 @@ fn concurrency(runtime: &Runtime, report: &mut Report) {
             config.servers.insert("shop".into(), shop_stdio());
             let options = RunOptions {
                 tickets: vec![],
+                lead_given: false,
                 prompt: None,
                 script: Script {
                     approve_consent: true,

@@ -60,6 +60,10 @@ pub enum Command {
         #[command(subcommand)]
         command: TeamCommand,
     },
+    /// List the team's open approvals: forms that wait for a lead.
+    Approvals(ApprovalsArgs),
+    /// Answer one open approval as the person the store logs in as (a lead who did not ask).
+    Approve(ApproveArgs),
     /// Print the summary of a recorded run, computed from the recording alone.
     Summary {
         /// The recording (a directory of .jsonl batches, or one .jsonl file).
@@ -130,6 +134,34 @@ pub struct QueueArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ApprovalsArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Print them as one JSON object: {"approvals": [{"id", "ticket", "server", "tool", …}]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[group(id = "answer", required = true, args = ["accept", "decline", "cancel"])]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The approval's ID, as `approvals` lists it.
+    pub id: i64,
+    /// Accept, with the form's fields from --field (its defaults fill the rest).
+    #[arg(long)]
+    pub accept: bool,
+    #[arg(long)]
+    pub decline: bool,
+    #[arg(long)]
+    pub cancel: bool,
+    /// A field of the form, as name=value (with --accept).
+    #[arg(long = "field", value_name = "NAME=VALUE", requires = "accept")]
+    pub fields: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct ExportArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -156,9 +188,11 @@ pub struct RunArgs {
     /// The scripted person's answer to every consent question.
     #[arg(long, value_enum, default_value = "approve")]
     pub consent: ConsentScript,
-    /// The scripted lead's answer to every form a server asks.
-    #[arg(long, value_enum, default_value = "decline")]
-    pub lead: LeadScript,
+    /// The scripted lead's answer to every form a server asks (decline when not given). On a
+    /// team's record a lead's forms go to the team's leads instead, unless this is given and
+    /// the person the store logs in as is a lead.
+    #[arg(long, value_enum)]
+    pub lead: Option<LeadScript>,
     /// Tickets worked at once.
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
@@ -311,6 +345,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Run(args) => run(args).await,
         Command::Queue(args) => queue(args).await,
         Command::Team { command } => team(command).await,
+        Command::Approvals(args) => approvals(args).await,
+        Command::Approve(args) => approve(args).await,
         Command::Export(args) => {
             let (record, _) = startup::existing_record(args.common.data_dir.as_deref())?;
             let count = crate::record::export(&record, &args.out)?;
@@ -413,6 +449,43 @@ async fn queue(args: QueueArgs) -> anyhow::Result<()> {
     write_stdout(&text)
 }
 
+async fn approvals(args: ApprovalsArgs) -> anyhow::Result<()> {
+    let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
+    let store = needs_store(&config, &args.common)?;
+    write_stdout(&crate::headless::approvals::list(&config, &store, args.json).await?)
+}
+
+async fn approve(args: ApproveArgs) -> anyhow::Result<()> {
+    use crate::headless::approvals::Answer;
+    let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
+    let store = needs_store(&config, &args.common)?;
+    let answer = if args.accept {
+        Answer::Accept(pairs("--field", &args.fields)?)
+    } else if args.decline {
+        Answer::Decline
+    } else {
+        Answer::Cancel
+    };
+    let said = crate::headless::approvals::approve(
+        config,
+        &store,
+        args.common.data_dir.clone(),
+        args.id,
+        answer,
+    )
+    .await?;
+    write_stdout(&said)
+}
+
+/// The team's record a command needs: approvals live only there.
+fn needs_store(config: &crate::config::DeskConfig, common: &CommonArgs) -> anyhow::Result<String> {
+    startup::team_url(config, common)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "approvals live in a team's record: give --store postgres://NAME@HOST:PORT/DB (or [desk] store in the config)"
+        )
+    })
+}
+
 async fn run(args: RunArgs) -> anyhow::Result<()> {
     let overrides = Overrides {
         model: args.model,
@@ -433,8 +506,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         prompt,
         script: Script {
             approve_consent: matches!(args.consent, ConsentScript::Approve),
-            accept_forms: matches!(args.lead, LeadScript::Accept),
+            accept_forms: matches!(args.lead, Some(LeadScript::Accept)),
         },
+        lead_given: args.lead.is_some(),
         record: args.record,
         store: startup::team_url(&config, &args.common)?,
         data_dir: args.common.data_dir.clone(),

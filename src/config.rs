@@ -154,6 +154,10 @@ pub struct ServerConfig {
     /// ticket. Only for servers you trust: annotations are the server's claims.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub attach_resources: bool,
+    /// Tools (the server's own names) whose forms only a lead answers: on a team's desk such
+    /// a form goes to the team's leads as an approval, never to the person whose run asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lead_forms: Vec<String>,
     /// Set false to keep a server from an earlier file out.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,

@@ -16,6 +16,7 @@ use crate::model::Model;
 use crate::recording::{Recorder, Recording};
 use crate::tickets::Ticket;
 
+pub mod approvals;
 mod resume;
 mod script;
 mod servers;
@@ -46,6 +47,10 @@ pub struct RunOptions {
     /// Work each ticket as a person who ran this server prompt for it.
     pub prompt: Option<PersonPrompt>,
     pub script: Script,
+    /// Whether the script's answer to a lead's forms was given (`--lead`): on a team's
+    /// record only then, and only for a lead, does the script answer them instead of the
+    /// team's leads.
+    pub lead_given: bool,
     pub record: Option<PathBuf>,
     /// A team's record (PostgreSQL) to work on instead of a data directory's own.
     pub store: Option<String>,
@@ -65,6 +70,25 @@ pub async fn run(config: DeskConfig, options: RunOptions) -> anyhow::Result<Summ
     };
     let ids = options.tickets.clone();
     work(config, model, tickets, ids, recorder, options).await
+}
+
+/// A lead running with `--lead` answers a lead's forms by script here, instead of filing them
+/// for the team's leads; anyone else is told why not, before anything runs.
+async fn answer_lead_forms_here(config: &mut DeskConfig, storage: &Storage) -> anyhow::Result<()> {
+    let record = storage
+        .record
+        .as_ref()
+        .expect("a team's storage has a record");
+    if record.is_lead().await? != Some(true) {
+        bail!(
+            "--lead answers a lead's forms, but {} is not a lead; leave --lead out, and a lead's forms go to the team's leads as approvals",
+            record.person()
+        );
+    }
+    for server in config.servers.values_mut() {
+        server.lead_forms.clear();
+    }
+    Ok(())
 }
 
 /// The config's tickets, after checking that every ID asked for is one of them.
@@ -103,8 +127,15 @@ pub(super) async fn work(
     };
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("creating the data directory {}", data_dir.display()))?;
+    let mut config = config;
     let storage = match &options.store {
-        Some(url) => Storage::team(url, data_dir, &config.consent.allow).await?,
+        Some(url) => {
+            let storage = Storage::team(url, data_dir, &config.consent.allow).await?;
+            if options.lead_given {
+                answer_lead_forms_here(&mut config, &storage).await?;
+            }
+            storage
+        }
         None => Storage::open(data_dir, RUN_PERSON, &config.consent.allow)?,
     };
     let HostHandle {
@@ -147,7 +178,8 @@ pub(super) async fn work(
             HostEvent::Happened { .. }
             | HostEvent::Record(_)
             | HostEvent::Prompts(_)
-            | HostEvent::Resources(_) => {}
+            | HostEvent::Resources(_)
+            | HostEvent::Approvals(_) => {}
         }
     }
     task.await?;

@@ -3,9 +3,11 @@
 //! through [`api`] and [`events`]; it never draws anything.
 
 pub mod api;
+pub mod approvals;
 pub mod calls;
 pub mod checks;
 pub mod consent;
+mod continuation;
 pub mod core;
 mod elicitation;
 pub mod events;

@@ -172,6 +172,7 @@ async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow
         timeout: Duration::from_secs(10),
         max_rounds: 10,
         max_result_bytes: 65536,
+        lead_forms: false,
     };
     let live = conn
         .current()

@@ -178,6 +178,7 @@ impl Driver<'_> {
             timeout: self.limits.request_timeout(),
             max_rounds: self.limits.input_rounds,
             max_result_bytes: self.limits.result_max_bytes,
+            lead_forms: false,
         };
         let run = calls::call(self.conn, plan).await;
         let outcome = run.outcome.label();

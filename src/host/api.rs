@@ -64,8 +64,35 @@ pub enum Command {
     TakeOver { ticket: TicketId, reason: String },
     /// List every server's resources again (the person's picker).
     ListResources,
+    /// List the team's open approvals again.
+    ListApprovals,
+    /// Open an approval at this lead's desk: its form, then the call's next round as them.
+    AnswerApproval(i64),
+    /// Take back the open approval of a ticket this desk's person asked for, with why.
+    WithdrawApproval { ticket: TicketId, reason: String },
     /// Stop: close every server connection and end the host task.
     Shutdown,
+}
+
+/// An open approval, as the team's leads see it: a server's form that waits for a lead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalView {
+    pub id: i64,
+    pub ticket: TicketId,
+    /// The prefix of the server that asked, where the asking desk reached it, and the tool.
+    pub server: String,
+    pub origin: String,
+    pub tool: String,
+    /// The call's arguments as `name = JSON value` pairs.
+    pub arguments: Vec<(String, String)>,
+    pub asked_by: String,
+    /// Unix milliseconds.
+    pub asked_at: i64,
+    /// The form's message and fields, as the server wrote them.
+    pub message: String,
+    pub fields: Vec<Field>,
+    /// The lead whose desk is answering it right now.
+    pub answering_by: Option<String>,
 }
 
 /// A server prompt a person chose for a ticket (`shop.refund_order`), with their arguments.

@@ -32,6 +32,27 @@ pub struct CallPlan {
     pub timeout: Duration,
     pub max_rounds: u32,
     pub max_result_bytes: usize,
+    /// The tool's forms are a lead's and go to the team's leads: a round that asks for one
+    /// is parked ([`CallRun::parked`]) instead of being put to this desk's person.
+    pub lead_forms: bool,
+}
+
+/// A lead's form the call stopped at: what a lead's desk needs to send the next round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parked {
+    pub key: String,
+    /// The form as the server sent it (the `ElicitRequestParams`, as JSON).
+    pub form: Value,
+    pub message: String,
+    pub request_state: Option<String>,
+}
+
+/// The next round of a call that stopped at a form: the answer to send, and the server's
+/// state for it.
+#[derive(Debug, Clone)]
+pub struct NextRound {
+    pub responses: InputResponses,
+    pub request_state: Option<String>,
 }
 
 /// A server's question during the call, with the answer it got.
@@ -52,6 +73,11 @@ pub struct CallRun {
     pub text: String,
     pub truncated: bool,
     pub exchanges: Vec<InputExchange>,
+    /// Set when the call stopped at a lead's form, which went to the leads; `outcome` and
+    /// `text` then say so, and a lead's answer brings the real outcome.
+    pub parked: Option<Parked>,
+    /// A resumed round the server refused for its parameters (see [`resume`]).
+    pub stale_state: bool,
 }
 
 impl CallRun {
@@ -61,6 +87,8 @@ impl CallRun {
             text: text.into(),
             truncated: false,
             exchanges,
+            parked: None,
+            stale_state: false,
         }
     }
 
@@ -77,6 +105,8 @@ impl CallRun {
             text,
             truncated,
             exchanges,
+            parked: None,
+            stale_state: false,
         }
     }
 }
@@ -84,14 +114,36 @@ impl CallRun {
 /// One tool call as the plan says: each round timed on its own, the server's input requests
 /// put to a person, a read sent again once when the connection was lost.
 pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
+    call_from(conn, plan, None).await
+}
+
+/// A call that stopped at a form, taken up again with its answer: the next round is sent as
+/// this desk (so the server sees who answered), and the call goes on as [`call`] does.
+/// `Err` when the server refused the round's parameters (its state expired, or was not its
+/// own): the call must be made again from the start for a fresh form.
+pub async fn resume(
+    conn: &ServerConn,
+    plan: CallPlan,
+    next: NextRound,
+) -> Result<CallRun, CallRun> {
+    let run = call_from(conn, plan, Some(next)).await;
+    if run.stale_state { Err(run) } else { Ok(run) }
+}
+
+async fn call_from(conn: &ServerConn, plan: CallPlan, next: Option<NextRound>) -> CallRun {
     let mut params =
         CallToolRequestParams::new(plan.tool.clone()).with_arguments(plan.arguments.clone());
+    if let Some(next) = next {
+        params.input_responses = Some(next.responses);
+        params.request_state = next.request_state;
+    }
     let mut meta = RequestMetaObject::default();
     meta.0.0.insert(
         REQUEST_ID_META.to_owned(),
         Value::String(plan.request_id.clone()),
     );
     params.meta = Some(meta);
+    let resumed = params.request_state.is_some() || params.input_responses.is_some();
     let mut exchanges = Vec::new();
     let mut rounds = 0u32;
     let mut retried = false;
@@ -133,7 +185,13 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
                 };
                 return CallRun::failed(why, exchanges);
             }
-            Ok(Err(error)) => return protocol_error(conn, &error, exchanges),
+            Ok(Err(error)) => {
+                let mut run = protocol_error(conn, &error, exchanges);
+                run.stale_state = resumed
+                    && rounds == 0
+                    && matches!(&error, ServiceError::McpError(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS);
+                return run;
+            }
             Ok(Ok(CallToolResponse::Complete(result))) => {
                 return CallRun::answered(&result, plan.max_result_bytes, exchanges);
             }
@@ -149,6 +207,9 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
                     );
                 }
                 let requests = required.input_requests.unwrap_or_default();
+                if plan.lead_forms {
+                    return park(conn, requests, required.request_state, exchanges);
+                }
                 match answer_round(conn, &plan.ticket, requests, &mut exchanges).await {
                     Ok(responses) => params.input_responses = Some(responses),
                     Err(problem) => return CallRun::failed(problem, exchanges),
@@ -165,6 +226,55 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
                 );
             }
         }
+    }
+}
+
+/// A round of a lead's forms, parked for the team's leads: exactly one form, kept whole.
+fn park(
+    conn: &ServerConn,
+    requests: impl IntoIterator<Item = (String, InputRequest)>,
+    request_state: Option<String>,
+    exchanges: Vec<InputExchange>,
+) -> CallRun {
+    let mut requests = requests.into_iter();
+    let (key, request) = match (requests.next(), requests.next()) {
+        (Some((key, InputRequest::Elicitation(request))), None) => (key, request),
+        (Some(_), None) => {
+            return CallRun::failed(
+                format!(
+                    "{} asked a lead for something the desk does not offer (only forms are)",
+                    conn.prefix
+                ),
+                exchanges,
+            );
+        }
+        _ => {
+            return CallRun::failed(
+                format!(
+                    "{} asked a lead several things at once; the desk sends a lead one form at a time",
+                    conn.prefix
+                ),
+                exchanges,
+            );
+        }
+    };
+    let message = elicitation_message(&request.params);
+    CallRun {
+        outcome: Outcome::Failed,
+        text: format!(
+            "not finished yet: {} asks a lead to answer (\"{}\"); the ticket waits for a lead",
+            conn.prefix,
+            message.chars().take(200).collect::<String>()
+        ),
+        truncated: false,
+        exchanges,
+        parked: Some(Parked {
+            key,
+            form: serde_json::to_value(&request.params).unwrap_or(Value::Null),
+            message,
+            request_state,
+        }),
+        stale_state: false,
     }
 }
 
@@ -253,6 +363,8 @@ fn protocol_error(
             ),
             truncated: false,
             exchanges,
+            parked: None,
+            stale_state: false,
         },
         other => CallRun::failed(
             format!("the call to {} failed: {other}", conn.prefix),
@@ -261,7 +373,7 @@ fn protocol_error(
     }
 }
 
-fn elicitation_message(params: &ElicitRequestParams) -> String {
+pub(super) fn elicitation_message(params: &ElicitRequestParams) -> String {
     match params {
         ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
         ElicitRequestParams::UrlElicitationParams { message, url, .. } => {

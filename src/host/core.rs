@@ -142,6 +142,8 @@ pub struct TicketRun {
     pub findings: Vec<Finding>,
     pub stopped_at_turn_limit: bool,
     pub error: Option<String>,
+    /// The approval the run stopped for: the ticket waits for a lead's answer.
+    pub waiting_for: Option<i64>,
 }
 
 impl Host {

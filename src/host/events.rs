@@ -23,6 +23,8 @@ pub enum HostEvent {
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.
     Resources(Vec<ResourceInfo>),
+    /// The team's open approvals, oldest first (at start, and whenever they change).
+    Approvals(Vec<super::api::ApprovalView>),
     /// A queue run finished.
     QueueFinished(Summary),
     /// A command could not be carried out.

@@ -87,7 +87,10 @@ impl Summary {
                 | Event::Sent { .. }
                 | Event::HandedOver { .. }
                 | Event::Attached { .. }
-                | Event::Noted { .. } => {}
+                | Event::Noted { .. }
+                | Event::ApprovalAsked { .. }
+                | Event::ApprovalWithdrawn { .. }
+                | Event::RunContinued { .. } => {}
                 // A run cut off by a crash: worked, and in front of a person.
                 Event::NeedsPerson { ticket, .. } => {
                     worked.insert(ticket);
@@ -104,7 +107,14 @@ impl Summary {
                     summary.consent_questions += 1;
                     summary.consent_asked_for.push(tool.clone());
                 }
+                // A lead's answer is the outcome of the call that asked for it.
                 Event::Outcome {
+                    ticket,
+                    tool,
+                    outcome,
+                    ..
+                }
+                | Event::ApprovalAnswered {
                     ticket,
                     tool,
                     outcome,

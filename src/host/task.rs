@@ -76,6 +76,7 @@ async fn run(
         .await;
     let _ = events.send(HostEvent::Prompts(host.prompts().await));
     let _ = events.send(HostEvent::Resources(host.resources().await));
+    host.approvals_changed().await;
     let live = host.follow_the_team();
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
@@ -158,6 +159,19 @@ async fn handle(
         }
         Command::ListResources => {
             let _ = events.send(HostEvent::Resources(host.resources().await));
+        }
+        Command::ListApprovals => host.approvals_changed().await,
+        Command::AnswerApproval(id) => {
+            // The lead's form waits for the person, so it goes on a task of its own.
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move {
+                if let Err(problem) = host.answer_approval(id, None).await {
+                    let _ = events.send(HostEvent::Problem(problem));
+                }
+            });
+        }
+        Command::WithdrawApproval { ticket, reason } => {
+            report(events, host.withdraw_approval(&ticket, &reason).await)
         }
         Command::Shutdown => {}
     }

@@ -11,6 +11,7 @@ use super::core::{Host, TicketRun};
 use crate::host::events::HostEvent;
 use crate::record::postgres::{Live, subscribe};
 use crate::record::transcript::entries_of;
+use crate::recording::Event;
 use crate::tickets::Ticket;
 
 /// How often a desk renews the claim on a ticket it is working (a claim lasts 30 s).
@@ -45,7 +46,7 @@ impl Host {
 
     async fn is_new(&self, ticket: &str) -> bool {
         match self.record.state(ticket).await {
-            Ok(state) => state.is_none_or(|s| s.state == crate::record::Lifecycle::New),
+            Ok(state) => state.is_none_or(|s| s.is_for_the_queue()),
             Err(_) => false,
         }
     }
@@ -82,6 +83,26 @@ impl Host {
             tracing::warn!(ticket, error = %e, "could not let the claim go");
         }
         done
+    }
+
+    /// A lead answered an approval this desk's person asked for: the ticket's run goes on
+    /// from the answer here, at once (another desk of the same person may get there first;
+    /// the claim keeps it to one).
+    async fn go_on_after(self: &Arc<Self>, ticket: &str, approval: i64) {
+        let asked_here = self
+            .record
+            .approval(approval)
+            .await
+            .is_ok_and(|a| a.asked_by == self.record.person());
+        let Some(ticket) = self.tickets.iter().find(|t| t.ticket_id == ticket).cloned() else {
+            return;
+        };
+        if asked_here {
+            let host = Arc::clone(self);
+            tokio::spawn(async move {
+                host.work_claimed(&ticket, None, false).await;
+            });
+        }
     }
 
     /// Takes `ticket` over from the desk that holds it, with why (a lead's call; the record
@@ -126,12 +147,12 @@ impl Host {
                 }
             };
             while let Some(heard) = live.recv().await {
-                host.heard(heard).await;
+                Host::heard(&host, heard).await;
             }
         }))
     }
 
-    async fn heard(&self, heard: Live) {
+    async fn heard(self: &Arc<Self>, heard: Live) {
         let said = match heard {
             Live::Event(stored) => {
                 // This desk's own events were reported when it appended them.
@@ -140,6 +161,12 @@ impl Host {
                 };
                 if stored.by == self.record.person() {
                     return;
+                }
+                if stored.event.kind().starts_with("approval_") {
+                    self.approvals_changed().await;
+                }
+                if let Event::ApprovalAnswered { approval, .. } = &stored.event {
+                    self.go_on_after(&ticket, *approval).await;
                 }
                 let Ok(Some(state)) = self.record.state(&ticket).await else {
                     return;

@@ -9,6 +9,7 @@ use rmcp::model::Tool;
 use tokio::sync::Semaphore;
 
 use super::consent::Consent;
+use super::continuation::Continued;
 use super::core::{Host, TicketRun};
 use super::names::ToolName;
 use super::servers::ServerConn;
@@ -44,8 +45,9 @@ impl Host {
                 .filter_map(|id| self.tickets.iter().find(|t| &t.ticket_id == id).cloned())
                 .collect()
         };
-        // The queue takes only tickets nobody has touched: a sent, handed-over or interrupted
-        // ticket is a person's to take up again. A person's prompt is their own request.
+        // The queue takes only tickets nobody has touched, and those whose run stopped for a
+        // lead who has answered since: a sent, handed-over or interrupted ticket is a person's
+        // to take up again. A person's prompt is their own request.
         let only_new = prompt.is_none();
         let tickets: Vec<Ticket> = if prompt.is_some() {
             tickets
@@ -57,7 +59,7 @@ impl Host {
                     states
                         .iter()
                         .find(|s| s.ticket == t.ticket_id)
-                        .is_none_or(|s| s.state == crate::record::Lifecycle::New)
+                        .is_none_or(|s| s.is_for_the_queue())
                 })
                 .collect()
         };
@@ -106,25 +108,25 @@ impl Host {
             findings: vec![],
             stopped_at_turn_limit: false,
             error: None,
+            waiting_for: None,
         };
-        let (mut conversation, attached) = self
-            .open_conversation(ticket, extra_prompt.as_deref())
-            .await;
-        let started = self
-            .report(Event::TicketStarted {
-                ticket: id.to_owned(),
-                tools: conversation.specs.iter().map(|s| s.name.clone()).collect(),
-                attached,
-                request: extra_prompt,
-            })
-            .await;
-        if let Err(refused) = started {
-            let _ = self.events.send(HostEvent::Problem(refused.to_string()));
-            run.error = Some(refused.to_string());
-            return run;
-        }
+        let (mut conversation, first_turn) = match self.continued(ticket).await {
+            Continued::Fresh => match self.start_run(ticket, extra_prompt).await {
+                Ok(conversation) => (conversation, 1),
+                Err(refused) => {
+                    run.error = Some(refused);
+                    return run;
+                }
+            },
+            Continued::From { conversation, turn } => (conversation, turn + 1),
+            Continued::Refused(problem) => {
+                let _ = self.events.send(HostEvent::Problem(problem.clone()));
+                run.error = Some(problem);
+                return run;
+            }
+        };
         let limit = self.config.limits.model_calls_per_ticket;
-        for turn in 1..=limit {
+        for turn in first_turn..=limit {
             run.model_calls = turn;
             let reply = match self.ask_model(id, turn, &conversation).await {
                 Ok(reply) => reply,
@@ -140,13 +142,40 @@ impl Host {
                 run.draft = Some(draft);
                 break;
             }
+            if conversation.parked.is_some() {
+                break;
+            }
         }
         self.finish_run(ticket, &conversation, run).await
     }
 
+    /// A fresh run's conversation, its start recorded; `Err` when the record refused it.
+    async fn start_run(
+        &self,
+        ticket: &Ticket,
+        extra_prompt: Option<String>,
+    ) -> Result<Conversation, String> {
+        let (conversation, attached) = self
+            .open_conversation(ticket, extra_prompt.as_deref())
+            .await;
+        let started = self
+            .report(Event::TicketStarted {
+                ticket: ticket.ticket_id.clone(),
+                tools: conversation.specs.iter().map(|s| s.name.clone()).collect(),
+                attached,
+                request: extra_prompt,
+            })
+            .await;
+        if let Err(refused) = started {
+            let _ = self.events.send(HostEvent::Problem(refused.to_string()));
+            return Err(refused.to_string());
+        }
+        Ok(conversation)
+    }
+
     /// The conversation a ticket starts with: the system prompt (tools, then attached
     /// documents), the ticket, and the request a person added; and the attached URIs.
-    async fn open_conversation(
+    pub(super) async fn open_conversation(
         &self,
         ticket: &Ticket,
         extra_prompt: Option<&str>,
@@ -180,6 +209,7 @@ impl Host {
             seen: vec![ticket_text.clone(), ticket.customer_id.clone()],
             ticket_text,
             facts: Vec::new(),
+            parked: None,
         };
         (
             conversation,
@@ -254,44 +284,24 @@ impl Host {
         match reply {
             Reply::Words { content } => Some(content),
             Reply::Malformed { raw, problem } => {
-                conversation.messages.push(Message::Assistant {
-                    content: raw,
-                    tool_call: None,
-                });
-                conversation.messages.push(Message::User {
-                    content: tool_response_block(
-                        "",
-                        Outcome::Failed.label(),
-                        &format!("Your last answer could not be used: {problem}. Write one tool call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or the reply to the customer in plain words."),
-                    ),
-                });
+                conversation.push_unusable(raw, &problem);
                 None
             }
             Reply::Call { call, content } => {
-                conversation.messages.push(Message::Assistant {
-                    content,
-                    tool_call: Some(call.clone()),
-                });
+                conversation.push_call(&call, content);
                 let last_turn = turn == self.config.limits.model_calls_per_ticket;
-                let (outcome, text, tool) = if last_turn {
+                let called = if last_turn {
                     self.refuse_at_limit(&ticket.ticket_id, turn, &call).await
                 } else {
                     self.run_call(ticket, turn, &call, &conversation.seen).await
                 };
-                if matches!(outcome, Outcome::Result | Outcome::ToolError) {
-                    conversation.seen.push(text.clone());
+                match called.parked {
+                    // The run stops here; a lead's answer is the call's outcome.
+                    Some(approval) => conversation.parked = Some(approval),
+                    None => {
+                        conversation.push_outcome(&call, &called.tool, called.outcome, called.text)
+                    }
                 }
-                conversation.facts.push(CallFact {
-                    tool: tool.clone(),
-                    outcome,
-                    arguments: call.arguments.clone(),
-                    result: text.clone(),
-                });
-                conversation.messages.push(Message::Tool {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content: tool_response_block(&tool, outcome.label(), &text),
-                });
                 None
             }
         }
@@ -305,6 +315,11 @@ impl Host {
         mut run: TicketRun,
     ) -> TicketRun {
         let id = ticket.ticket_id.as_str();
+        if conversation.parked.is_some() {
+            // Not done: the ticket waits for a lead, and a run goes on from the answer.
+            run.waiting_for = conversation.parked;
+            return run;
+        }
         if run.draft.is_none() && run.error.is_none() {
             run.stopped_at_turn_limit = true;
         }
@@ -331,12 +346,7 @@ impl Host {
     }
 
     /// The model asked for a tool on its last allowed turn: nothing would read the result.
-    pub(super) async fn refuse_at_limit(
-        &self,
-        ticket: &str,
-        turn: u32,
-        call: &ToolCall,
-    ) -> (Outcome, String, String) {
+    pub(super) async fn refuse_at_limit(&self, ticket: &str, turn: u32, call: &ToolCall) -> Called {
         let text = format!(
             "not run: the ticket reached its limit of {} model calls, so nothing could read the result",
             self.config.limits.model_calls_per_ticket
@@ -350,7 +360,7 @@ impl Host {
         .await;
         self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false)
             .await;
-        (Outcome::Failed, text, call.name.clone())
+        Called::new(Outcome::Failed, text, call.name.clone())
     }
 
     pub(super) async fn finish_call(
@@ -381,7 +391,7 @@ impl Host {
         turn: u32,
         call: &ToolCall,
         seen: &[String],
-    ) -> (Outcome, String, String) {
+    ) -> Called {
         let id = ticket.ticket_id.as_str();
         let (canonical, routed) = self.route(call).await;
         self.report_in_run(Event::ToolCall {
@@ -396,7 +406,7 @@ impl Host {
             Err(text) => {
                 self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false)
                     .await;
-                return (Outcome::UnknownTool, text, canonical);
+                return Called::new(Outcome::UnknownTool, text, canonical);
             }
         };
         let asked = Consent {
@@ -411,12 +421,27 @@ impl Host {
         if let Err(text) = self.ask_consent(&asked, seen).await {
             self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false)
                 .await;
-            return (Outcome::Declined, text, canonical);
+            return Called::new(Outcome::Declined, text, canonical);
         }
-        let run = self.call_server(&asked).await;
+        let mut run = self.call_server(&asked).await;
+        if let Some(parked) = &run.parked {
+            match self.park(&asked, parked).await {
+                Ok(approval) => {
+                    let mut called = Called::new(run.outcome, run.text, canonical);
+                    called.parked = Some(approval);
+                    return called;
+                }
+                Err(problem) => {
+                    run.text = format!(
+                        "{} asks a lead to answer, but the desk could not file it for the leads: {problem}",
+                        conn.prefix
+                    );
+                }
+            }
+        }
         self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated)
             .await;
-        (run.outcome, run.text, canonical)
+        Called::new(run.outcome, run.text, canonical)
     }
 
     /// The tool the model named, by the host's names: its canonical name (as written when it
@@ -472,6 +497,7 @@ impl Host {
                 timeout: limits.request_timeout(),
                 max_rounds: limits.input_rounds,
                 max_result_bytes: limits.result_max_bytes,
+                lead_forms: self.forms_go_to_leads(asked.conn, &asked.name.tool),
             },
         )
         .await;
@@ -493,7 +519,7 @@ impl Host {
 /// One ticket's conversation as the model sees it, and what the host keeps beside it.
 pub(super) struct Conversation {
     messages: Vec<Message>,
-    specs: Vec<ToolSpec>,
+    pub(super) specs: Vec<ToolSpec>,
     tool_list_chars: usize,
     context_chars: usize,
     /// The customer's subject and body, for the draft's checks.
@@ -502,6 +528,77 @@ pub(super) struct Conversation {
     seen: Vec<String>,
     /// Every call of this run with its outcome: the draft is checked against it.
     facts: Vec<CallFact>,
+    /// The approval the run stopped for, when a lead's form went to the leads.
+    parked: Option<i64>,
+}
+
+impl Conversation {
+    /// The model's call, as it asked for it.
+    pub(super) fn push_call(&mut self, call: &ToolCall, content: String) {
+        self.messages.push(Message::Assistant {
+            content,
+            tool_call: Some(call.clone()),
+        });
+    }
+
+    /// A call's outcome, back to the model, and kept for the draft's checks.
+    pub(super) fn push_outcome(
+        &mut self,
+        call: &ToolCall,
+        tool: &str,
+        outcome: Outcome,
+        text: String,
+    ) {
+        if matches!(outcome, Outcome::Result | Outcome::ToolError) {
+            self.seen.push(text.clone());
+        }
+        self.messages.push(Message::Tool {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: tool_response_block(tool, outcome.label(), &text),
+        });
+        self.facts.push(CallFact {
+            tool: tool.to_owned(),
+            outcome,
+            arguments: call.arguments.clone(),
+            result: text,
+        });
+    }
+
+    /// An answer that could not be used, and what the model is told about it.
+    pub(super) fn push_unusable(&mut self, raw: String, problem: &str) {
+        self.messages.push(Message::Assistant {
+            content: raw,
+            tool_call: None,
+        });
+        self.messages.push(Message::User {
+            content: tool_response_block(
+                "",
+                Outcome::Failed.label(),
+                &format!("Your last answer could not be used: {problem}. Write one tool call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or the reply to the customer in plain words."),
+            ),
+        });
+    }
+}
+
+/// How a call ended, for the loop: the outcome, the text for the model, the tool's canonical
+/// name, and the approval it stopped for, if a lead's form went to the leads.
+pub(super) struct Called {
+    outcome: Outcome,
+    text: String,
+    tool: String,
+    parked: Option<i64>,
+}
+
+impl Called {
+    fn new(outcome: Outcome, text: String, tool: String) -> Self {
+        Self {
+            outcome,
+            text,
+            tool,
+            parked: None,
+        }
+    }
 }
 
 /// 1 for a ticket a queue's task worked, 0 for one it left alone or whose task failed.

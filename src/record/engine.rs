@@ -2,7 +2,7 @@
 //! up), or the team's PostgreSQL, where who is who is the database's word and a ticket is
 //! worked by the one desk that holds its claim. The host talks to this and never to an engine.
 
-use super::postgres::{PgError, PgRecord};
+use super::postgres::{Approval, NewApproval, PgError, PgRecord};
 use super::state::TicketState;
 use super::store::{Appended, DeskRecord, RecordError, Stored};
 use crate::recording::Event;
@@ -20,6 +20,10 @@ pub enum EngineError {
     Sqlite(#[from] RecordError),
     #[error(transparent)]
     Postgres(#[from] PgError),
+    #[error(
+        "approvals live in a team's record; on one person's desk its person answers every form (start the desk with --store postgres://…)"
+    )]
+    NoTeam,
 }
 
 impl Record {
@@ -164,6 +168,47 @@ impl Record {
                 .into_iter()
                 .map(|c| (c.ticket, c.owner, c.until))
                 .collect()),
+        }
+    }
+
+    /// Files a lead's form for the team's leads (see [`PgRecord::ask_approval`]).
+    pub async fn ask_approval(
+        &self,
+        asked: &NewApproval,
+    ) -> Result<(Approval, Appended), EngineError> {
+        Ok(self.team_record()?.ask_approval(asked).await?)
+    }
+
+    /// Every open approval, oldest first; none on one person's desk.
+    pub async fn open_approvals(&self) -> Result<Vec<Approval>, EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(vec![]),
+            Record::Postgres { record, .. } => Ok(record.open_approvals().await?),
+        }
+    }
+
+    pub async fn approval(&self, id: i64) -> Result<Approval, EngineError> {
+        Ok(self.team_record()?.approval(id).await?)
+    }
+
+    /// Holds an approval for this lead's desk while it answers it.
+    pub async fn take_approval(&self, id: i64) -> Result<Approval, EngineError> {
+        Ok(self.team_record()?.take_approval(id).await?)
+    }
+
+    /// Closes an approval with the server's answer (an `approval_answered` event).
+    pub async fn answer_approval(&self, answered: &Event) -> Result<Appended, EngineError> {
+        Ok(self.team_record()?.answer_approval(answered).await?)
+    }
+
+    pub async fn withdraw_approval(&self, id: i64, reason: &str) -> Result<Appended, EngineError> {
+        Ok(self.team_record()?.withdraw_approval(id, reason).await?)
+    }
+
+    fn team_record(&self) -> Result<&PgRecord, EngineError> {
+        match self {
+            Record::Sqlite(_) => Err(EngineError::NoTeam),
+            Record::Postgres { record, .. } => Ok(record),
         }
     }
 }

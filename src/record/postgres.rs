@@ -11,6 +11,7 @@
 //! This module never writes an outbox (a team delivers replies from the `sent` events) and
 //! never reads or shows a password beyond handing it to the server.
 
+mod approvals;
 mod claims;
 mod connect;
 mod error;
@@ -25,6 +26,7 @@ use tokio_postgres::{Client, GenericClient, Row, Transaction};
 use super::state::{Refusal, Stamp, TicketState};
 use super::store::{Appended, Stored};
 use crate::recording::Event;
+pub use approvals::{Approval, NewApproval};
 pub use claims::{Claim, LEASE, TakenOver};
 use connect::Target;
 pub use error::PgError;
@@ -318,6 +320,11 @@ async fn check_team(client: &Client, target: &Target) -> Result<String, PgError>
     match found {
         None => Err(no_schema()),
         Some(found) if found > SCHEMA_VERSION => Err(PgError::NewerSchema {
+            at: target.at.clone(),
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        Some(found) if found < SCHEMA_VERSION => Err(PgError::OlderSchema {
             at: target.at.clone(),
             found,
             supported: SCHEMA_VERSION,

@@ -23,6 +23,9 @@ pub enum Lifecycle {
     Drafted,
     /// A person must look at it: `TicketState::reason` says why.
     NeedsPerson,
+    /// A lead's form is open as an approval (`TicketState::approval`); the run went as far
+    /// as it could without the lead.
+    WaitingForLead,
     Sent,
     HandedOver,
 }
@@ -35,6 +38,7 @@ impl Lifecycle {
             Lifecycle::Working => "working",
             Lifecycle::Drafted => "drafted",
             Lifecycle::NeedsPerson => "needs_person",
+            Lifecycle::WaitingForLead => "waiting_for_lead",
             Lifecycle::Sent => "sent",
             Lifecycle::HandedOver => "handed_over",
         }
@@ -91,6 +95,10 @@ pub struct TicketState {
     pub handed_over: Option<HandOver>,
     /// Set while a run is under way.
     pub run: Option<RunProgress>,
+    /// The approval the ticket's run stopped for: open while waiting for a lead, answered
+    /// until a run continues from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<i64>,
 }
 
 /// Who appended an event, and when.
@@ -132,7 +140,15 @@ impl TicketState {
             sent: None,
             handed_over: None,
             run: None,
+            approval: None,
         }
+    }
+
+    /// Whether a queue run takes this ticket: nobody has touched it, or its run stopped for a
+    /// lead who has answered since, and goes on from the answer.
+    pub fn is_for_the_queue(&self) -> bool {
+        self.state == Lifecycle::New
+            || (self.state == Lifecycle::NeedsPerson && self.approval.is_some())
     }
 
     /// Whether the store must refuse `event` for a ticket in this state.
@@ -238,6 +254,68 @@ impl TicketState {
                 self.reason = Some(reason.clone());
                 self.run = None;
             }
+            Event::ApprovalAsked { .. }
+            | Event::ApprovalAnswered { .. }
+            | Event::ApprovalWithdrawn { .. }
+            | Event::RunContinued { .. } => self.approval_moved(event),
+        }
+    }
+
+    /// An approval's step: asked (the run stops there), answered (the ticket waits for a
+    /// run to continue from it), withdrawn, or continued from.
+    fn approval_moved(&mut self, event: &Event) {
+        match event {
+            Event::ApprovalAsked {
+                approval,
+                server,
+                tool,
+                ..
+            } => {
+                self.state = Lifecycle::WaitingForLead;
+                self.reason = Some(format!(
+                    "waiting for a lead to answer {server} about {tool} (approval {approval})"
+                ));
+                self.approval = Some(*approval);
+                self.run = None;
+            }
+            Event::ApprovalAnswered {
+                approval,
+                by,
+                action,
+                tool,
+                ..
+            } => {
+                let answered = match action.as_str() {
+                    "accept" => "accepted",
+                    "decline" => "declined",
+                    _ => "closed",
+                };
+                self.state = Lifecycle::NeedsPerson;
+                self.reason = Some(format!(
+                    "{by} {answered} approval {approval} ({tool}); work the ticket again to go on from the answer"
+                ));
+                self.approval = Some(*approval);
+            }
+            Event::ApprovalWithdrawn {
+                approval,
+                by,
+                reason,
+                ..
+            } => {
+                self.state = Lifecycle::NeedsPerson;
+                self.reason = Some(format!("{by} withdrew approval {approval}: {reason}"));
+                self.approval = None;
+            }
+            Event::RunContinued { .. } => {
+                let model_calls = self.model_calls;
+                self.start_run();
+                self.model_calls = model_calls;
+                if let Some(run) = &mut self.run {
+                    run.model_calls = model_calls;
+                }
+                self.approval = None;
+            }
+            _ => {}
         }
     }
 
@@ -248,6 +326,7 @@ impl TicketState {
         self.findings.clear();
         self.model_calls = 0;
         self.handed_over = None;
+        self.approval = None;
         self.run = Some(RunProgress::default());
     }
 

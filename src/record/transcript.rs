@@ -113,6 +113,30 @@ pub enum EntryKind {
     NeedsPerson {
         reason: String,
     },
+    /// A lead's form went to the team's leads as `approval`; the run stopped to wait.
+    AskedLead {
+        turn: u32,
+        approval: i64,
+        server: String,
+        tool: String,
+        message: String,
+    },
+    /// A lead answered `approval` (the call's outcome follows as its own entry).
+    LeadAnswered {
+        turn: u32,
+        approval: i64,
+        by: String,
+        action: String,
+    },
+    Withdrawn {
+        approval: i64,
+        by: String,
+        reason: String,
+    },
+    /// The run went on from a lead's answer.
+    RunContinued {
+        approval: i64,
+    },
 }
 
 impl EntryKind {
@@ -125,7 +149,9 @@ impl EntryKind {
             | EntryKind::Call { turn, .. }
             | EntryKind::Consent { turn, .. }
             | EntryKind::Input { turn, .. }
-            | EntryKind::Outcome { turn, .. } => Some(*turn),
+            | EntryKind::Outcome { turn, .. }
+            | EntryKind::AskedLead { turn, .. }
+            | EntryKind::LeadAnswered { turn, .. } => Some(*turn),
             EntryKind::RunStarted { .. }
             | EntryKind::Draft { .. }
             | EntryKind::RunEnded { .. }
@@ -134,7 +160,9 @@ impl EntryKind {
             | EntryKind::HandedOver { .. }
             | EntryKind::Attached { .. }
             | EntryKind::Noted { .. }
-            | EntryKind::NeedsPerson { .. } => None,
+            | EntryKind::NeedsPerson { .. }
+            | EntryKind::Withdrawn { .. }
+            | EntryKind::RunContinued { .. } => None,
         }
     }
 }
@@ -205,6 +233,74 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
         | Event::Attached { .. }
         | Event::Noted { .. }
         | Event::NeedsPerson { .. } => people_kinds(event),
+        Event::ApprovalAsked { .. }
+        | Event::ApprovalAnswered { .. }
+        | Event::ApprovalWithdrawn { .. }
+        | Event::RunContinued { .. } => approval_kinds(event),
+    }
+}
+
+/// An approval's life on its ticket: asked, answered (with the call's outcome), withdrawn,
+/// and the run going on from it.
+fn approval_kinds(event: &Event) -> Vec<EntryKind> {
+    match event {
+        Event::ApprovalAsked {
+            turn,
+            approval,
+            server,
+            tool,
+            message,
+            ..
+        } => vec![EntryKind::AskedLead {
+            turn: *turn,
+            approval: *approval,
+            server: server.clone(),
+            tool: tool.clone(),
+            message: message.clone(),
+        }],
+        Event::ApprovalAnswered {
+            turn,
+            approval,
+            by,
+            tool,
+            action,
+            content,
+            outcome,
+            text,
+            truncated,
+            ..
+        } => vec![
+            EntryKind::LeadAnswered {
+                turn: *turn,
+                approval: *approval,
+                by: by.clone(),
+                action: match content {
+                    Some(content) => format!("{action} {content}"),
+                    None => action.clone(),
+                },
+            },
+            EntryKind::Outcome {
+                turn: *turn,
+                tool: tool.clone(),
+                outcome: *outcome,
+                text: pretty(text),
+                truncated: *truncated,
+            },
+        ],
+        Event::ApprovalWithdrawn {
+            approval,
+            by,
+            reason,
+            ..
+        } => vec![EntryKind::Withdrawn {
+            approval: *approval,
+            by: by.clone(),
+            reason: reason.clone(),
+        }],
+        Event::RunContinued { approval, .. } => vec![EntryKind::RunContinued {
+            approval: *approval,
+        }],
+        _ => vec![],
     }
 }
 
@@ -276,7 +372,11 @@ fn call_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::HandedOver { .. }
         | Event::Attached { .. }
         | Event::Noted { .. }
-        | Event::NeedsPerson { .. } => vec![],
+        | Event::NeedsPerson { .. }
+        | Event::ApprovalAsked { .. }
+        | Event::ApprovalAnswered { .. }
+        | Event::ApprovalWithdrawn { .. }
+        | Event::RunContinued { .. } => vec![],
     }
 }
 
@@ -327,7 +427,11 @@ fn people_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::InputRequest { .. }
         | Event::Outcome { .. }
         | Event::Draft { .. }
-        | Event::TicketDone { .. } => vec![],
+        | Event::TicketDone { .. }
+        | Event::ApprovalAsked { .. }
+        | Event::ApprovalAnswered { .. }
+        | Event::ApprovalWithdrawn { .. }
+        | Event::RunContinued { .. } => vec![],
     }
 }
 

@@ -122,6 +122,47 @@ pub enum Event {
         ticket: String,
         reason: String,
     },
+    /// A server's form that the config gives to a lead (`lead_forms`) went to the team's
+    /// leads instead of this run's person, as `approval`; the run stops here until a lead
+    /// answers it.
+    ApprovalAsked {
+        ticket: String,
+        turn: u32,
+        approval: i64,
+        /// The config's prefix for the server that asked, and the tool (canonical name).
+        server: String,
+        tool: String,
+        message: String,
+    },
+    /// A lead answered `approval`: their desk sent the call's next round as them, and the
+    /// server's answer is the call's outcome, which the ticket's run continues from.
+    ApprovalAnswered {
+        ticket: String,
+        turn: u32,
+        approval: i64,
+        by: String,
+        tool: String,
+        /// `accept`, `decline` or `cancel`.
+        action: String,
+        /// The accepted values as JSON text, when accepted.
+        content: Option<String>,
+        outcome: Outcome,
+        text: String,
+        truncated: bool,
+    },
+    /// The person who asked for `approval` took it back.
+    ApprovalWithdrawn {
+        ticket: String,
+        approval: i64,
+        by: String,
+        reason: String,
+    },
+    /// A run stopped for `approval` goes on from the lead's answer: the model reads the
+    /// call's outcome next.
+    RunContinued {
+        ticket: String,
+        approval: i64,
+    },
 }
 
 impl Event {
@@ -143,6 +184,10 @@ impl Event {
             Event::Attached { .. } => "attached",
             Event::Noted { .. } => "noted",
             Event::NeedsPerson { .. } => "needs_person",
+            Event::ApprovalAsked { .. } => "approval_asked",
+            Event::ApprovalAnswered { .. } => "approval_answered",
+            Event::ApprovalWithdrawn { .. } => "approval_withdrawn",
+            Event::RunContinued { .. } => "run_continued",
         }
     }
 
@@ -162,7 +207,11 @@ impl Event {
             | Event::HandedOver { ticket, .. }
             | Event::Attached { ticket, .. }
             | Event::Noted { ticket, .. }
-            | Event::NeedsPerson { ticket, .. } => Some(ticket),
+            | Event::NeedsPerson { ticket, .. }
+            | Event::ApprovalAsked { ticket, .. }
+            | Event::ApprovalAnswered { ticket, .. }
+            | Event::ApprovalWithdrawn { ticket, .. }
+            | Event::RunContinued { ticket, .. } => Some(ticket),
         }
     }
 }

@@ -19,9 +19,9 @@ use super::review::{ReviewKey, ReviewScreen};
 use super::sanitize::clean;
 use super::search::Search;
 use crate::host::api::{
-    Command, ConsentAnswer, ConsentAsk, Entry, EntryKind, FormAnswer, FormAsk, HostEvent,
-    Lifecycle, Pending, PromptInfo, Question, ResourceInfo, ServerSummary, Ticket, TicketState,
-    rfc3339,
+    ApprovalView, Command, ConsentAnswer, ConsentAsk, Entry, EntryKind, FormAnswer, FormAsk,
+    HostEvent, Lifecycle, Pending, PromptInfo, Question, ResourceInfo, ServerSummary, Ticket,
+    TicketState, rfc3339,
 };
 
 mod modal_keys;
@@ -35,6 +35,8 @@ pub enum Modal {
     Note(NoteInput, String),
     /// Why a person takes a ticket over.
     TakeOver(NoteInput, String),
+    /// Why a person withdraws the approval their ticket waits on.
+    Withdraw(NoteInput, String),
     /// A form of the desk's own: a prompt's arguments.
     PromptArgs(FormModal, String),
     Picker(Picker),
@@ -49,6 +51,8 @@ pub enum PickerKind {
     Resources,
     /// What review mode can open: this desk's record, or a recording.
     Reviews,
+    /// The team's open approvals.
+    Approvals,
 }
 
 pub struct Picker {
@@ -71,6 +75,8 @@ pub struct App {
     pub servers: Vec<ServerSummary>,
     pub prompts: Vec<PromptInfo>,
     pub resources: Vec<ResourceInfo>,
+    /// The team's open approvals, as the host last listed them.
+    pub approvals: Vec<ApprovalView>,
     pub model: String,
     pub staff: String,
     /// On a team's record: whether the person at this desk is a lead (the database's word).
@@ -102,6 +108,7 @@ impl App {
             servers: vec![],
             prompts: vec![],
             resources: vec![],
+            approvals: vec![],
             model,
             staff,
             lead: None,
@@ -225,6 +232,7 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
+            HostEvent::Approvals(approvals) => self.approvals = approvals,
             HostEvent::Record(history) => {
                 for (state, entries) in history {
                     self.transcripts.insert(state.ticket.clone(), entries);
@@ -238,9 +246,12 @@ impl App {
             } => {
                 if let Some((done, _)) = &mut self.queue_run
                     && state.run.is_none()
-                    && entries
-                        .iter()
-                        .any(|e| matches!(e.kind, EntryKind::RunEnded { .. }))
+                    && entries.iter().any(|e| {
+                        matches!(
+                            e.kind,
+                            EntryKind::RunEnded { .. } | EntryKind::AskedLead { .. }
+                        )
+                    })
                 {
                     *done += 1;
                 }
@@ -393,6 +404,11 @@ impl App {
             Action::EditSelected => self.edit_selected(),
             Action::AddNote => self.add_note(),
             Action::TakeOver => self.take_over(),
+            Action::PickApproval => {
+                self.open_picker(PickerKind::Approvals);
+                return Some(Command::ListApprovals);
+            }
+            Action::Withdraw => self.withdraw(),
             Action::PickPrompt => self.open_picker(PickerKind::Prompts),
             Action::PickResource => {
                 self.open_picker(PickerKind::Resources);
@@ -428,6 +444,20 @@ impl App {
         self.modal = Some(Modal::TakeOver(input, id));
     }
 
+    fn withdraw(&mut self) {
+        let Some(item) = self.current() else { return };
+        let id = item.ticket.ticket_id.clone();
+        if item.state.state != Lifecycle::WaitingForLead {
+            self.message = Some(format!(
+                "{id} waits for no lead: there is nothing to withdraw"
+            ));
+            return;
+        }
+        let input = NoteInput::new(self.ticket_line(&id))
+            .titled(" Withdraw the approval: why? (recorded on the ticket) ");
+        self.modal = Some(Modal::Withdraw(input, id));
+    }
+
     fn select(&mut self, delta: i64) {
         let count = self.visible_count() as i64;
         if count == 0 {
@@ -447,6 +477,12 @@ impl App {
             }
             Status::Working | Status::NeedsConsent | Status::NeedsLead => {
                 self.message = Some(format!("{id} is being worked"));
+                None
+            }
+            Status::WaitingForLead => {
+                self.message = Some(format!(
+                    "{id} waits for a lead's answer; it goes on by itself when one answers"
+                ));
                 None
             }
             Status::New | Status::Drafted | Status::NeedsPerson | Status::HandedOver => {
@@ -482,7 +518,11 @@ impl App {
         }
         match self.current()?.status {
             Status::New => self.work_selected(),
-            Status::Working | Status::NeedsConsent | Status::NeedsLead | Status::Sent => None,
+            Status::Working
+            | Status::NeedsConsent
+            | Status::NeedsLead
+            | Status::WaitingForLead
+            | Status::Sent => None,
             Status::Drafted | Status::NeedsPerson | Status::HandedOver => {
                 self.edit_selected();
                 None
@@ -516,7 +556,9 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         match &mut self.modal {
             Some(Modal::Draft(editor, _)) => editor.paste(text),
-            Some(Modal::Note(input, _)) | Some(Modal::TakeOver(input, _)) => input.paste(text),
+            Some(Modal::Note(input, _))
+            | Some(Modal::TakeOver(input, _))
+            | Some(Modal::Withdraw(input, _)) => input.paste(text),
             Some(Modal::Form(view, _)) | Some(Modal::PromptArgs(view, _)) => view.paste(text),
             _ => {}
         }

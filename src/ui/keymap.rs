@@ -25,6 +25,10 @@ pub enum Action {
     AddNote,
     /// Take the ticket over from the desk that holds it (a lead's call on a team).
     TakeOver,
+    /// The team's open approvals, to answer one (a lead's).
+    PickApproval,
+    /// Take back the selected ticket's approval (its asker's).
+    Withdraw,
     PickPrompt,
     PickResource,
     PickReview,
@@ -152,6 +156,18 @@ pub const DESK: &[Binding] = &[
         "t",
         Action::TakeOver,
         "take the ticket over from the desk that holds it, saying why (a lead's call)",
+    ),
+    bind(
+        &[Key::Char('A'), Key::Shifted('a')],
+        "A",
+        Action::PickApproval,
+        "the team's open approvals: answer one (leads)",
+    ),
+    bind(
+        &[Key::Char('x')],
+        "x",
+        Action::Withdraw,
+        "withdraw the ticket's approval, saying why",
     ),
     bind(
         &[Key::Char('/')],

@@ -11,6 +11,7 @@ pub enum Status {
     Working,
     NeedsConsent,
     NeedsLead,
+    WaitingForLead,
     Drafted,
     NeedsPerson,
     HandedOver,
@@ -19,11 +20,12 @@ pub enum Status {
 
 impl Status {
     /// Every status, in the order a ticket usually passes through them.
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 9] = [
         Status::New,
         Status::Working,
         Status::NeedsConsent,
         Status::NeedsLead,
+        Status::WaitingForLead,
         Status::Drafted,
         Status::NeedsPerson,
         Status::HandedOver,
@@ -37,6 +39,7 @@ impl Status {
             Status::Working => "working",
             Status::NeedsConsent => "needs consent",
             Status::NeedsLead => "needs lead",
+            Status::WaitingForLead => "waiting for a lead",
             Status::Drafted => "drafted",
             Status::NeedsPerson => "needs person",
             Status::HandedOver => "handed over",
@@ -51,6 +54,7 @@ impl Status {
             Status::Working => "working",
             Status::NeedsConsent => "consent",
             Status::NeedsLead => "lead",
+            Status::WaitingForLead => "waiting",
             Status::Drafted => "drafted",
             Status::NeedsPerson => "person",
             Status::HandedOver => "handed",
@@ -65,6 +69,7 @@ impl Status {
             Status::Working => "the model is working it now",
             Status::NeedsConsent => "a tool call waits for your yes or no",
             Status::NeedsLead => "a server asks a lead for input",
+            Status::WaitingForLead => "a lead's form went to the team's leads (A lists them)",
             Status::Drafted => "a reply is drafted: read, edit and send it",
             Status::NeedsPerson => "the model stopped: a person must answer it",
             Status::HandedOver => "handed to a person, with a note",
@@ -78,6 +83,7 @@ impl Status {
             Lifecycle::Working => Status::Working,
             Lifecycle::Drafted => Status::Drafted,
             Lifecycle::NeedsPerson => Status::NeedsPerson,
+            Lifecycle::WaitingForLead => Status::WaitingForLead,
             Lifecycle::HandedOver => Status::HandedOver,
             Lifecycle::Sent => Status::Sent,
         }

@@ -34,7 +34,9 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::Consent(view, _) => view.render(frame, area),
             Modal::Form(view, _) | Modal::PromptArgs(view, _) => view.render(frame, area),
             Modal::Draft(editor, _) => editor.render(frame, area),
-            Modal::Note(input, _) | Modal::TakeOver(input, _) => input.render(frame, area),
+            Modal::Note(input, _) | Modal::TakeOver(input, _) | Modal::Withdraw(input, _) => {
+                input.render(frame, area)
+            }
             Modal::Picker(choice) => picker::render(app, choice, frame, area),
             Modal::Help { scroll } => help::render(*scroll, frame, area),
         }

@@ -117,6 +117,68 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
         | EntryKind::Attached { .. }
         | EntryKind::Noted { .. }
         | EntryKind::NeedsPerson { .. } => push_person_entry(lines, entry, width),
+        EntryKind::AskedLead { .. }
+        | EntryKind::LeadAnswered { .. }
+        | EntryKind::Withdrawn { .. }
+        | EntryKind::RunContinued { .. } => push_approval_entry(lines, entry, width),
+    }
+}
+
+/// An approval on its ticket: the form that went to the leads, a lead's answer, a
+/// withdrawal, the run going on.
+fn push_approval_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
+    match &entry.kind {
+        EntryKind::AskedLead {
+            approval,
+            server,
+            tool,
+            message,
+            ..
+        } => {
+            let heading = format!(
+                "  ⏳ {} asks a lead (approval {approval}, {}){}:",
+                one_line(server),
+                one_line(tool),
+                who_when(entry)
+            );
+            push_wrapped(lines, &heading, width, theme::warning(), "");
+            push_wrapped(lines, &clean(message), width, theme::untrusted(), "      ");
+            lines.push(Line::raw("    waiting for a lead"));
+        }
+        EntryKind::LeadAnswered {
+            approval,
+            by,
+            action,
+            ..
+        } => {
+            let text = format!(
+                "  lead {} answered approval {approval}: {}",
+                one_line(by),
+                one_line(action)
+            );
+            push_wrapped(lines, &text, width, theme::title(), "");
+        }
+        EntryKind::Withdrawn {
+            approval,
+            by,
+            reason,
+        } => {
+            let text = format!(
+                "approval {approval} withdrawn by {}: {}",
+                one_line(by),
+                clean(reason)
+            );
+            push_wrapped(lines, &text, width, theme::warning(), "  ");
+        }
+        EntryKind::RunContinued { approval } => {
+            lines.push(Line::raw(""));
+            let heading = format!(
+                "══ run continued from approval {approval}{}",
+                who_when(entry)
+            );
+            push_wrapped(lines, &heading, width, theme::title(), "");
+        }
+        _ => {}
     }
 }
 
@@ -166,7 +228,11 @@ fn push_person_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize
         | EntryKind::Input { .. }
         | EntryKind::Outcome { .. }
         | EntryKind::Draft { .. }
-        | EntryKind::RunEnded { .. } => {}
+        | EntryKind::RunEnded { .. }
+        | EntryKind::AskedLead { .. }
+        | EntryKind::LeadAnswered { .. }
+        | EntryKind::Withdrawn { .. }
+        | EntryKind::RunContinued { .. } => {}
     }
 }
 

@@ -2,6 +2,7 @@
 //! (the built binary over stdio, in-process servers over duplex pipes, SQLite files,
 //! HTTP on 127.0.0.1).
 
+mod approvals;
 mod cli_edges;
 mod cli_run;
 mod desk_day;
@@ -24,4 +25,5 @@ mod shop_store;
 mod support;
 mod team;
 mod tls;
+mod ui_approvals;
 mod ui_desk;

@@ -187,6 +187,7 @@ async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
         let replay = dir.path().join(format!("replay-{index}.jsonl"));
         let options = RunOptions {
             tickets,
+            lead_given: false,
             prompt: host.person_prompt.clone(),
             script: Script {
                 approve_consent: host.consent.ends_with("approve"),

@@ -17,15 +17,15 @@ use support_desk::recording::Event;
 use support_desk::ui::app::{App, Modal, Status};
 use support_desk::ui::render::render;
 
-fn key(code: KeyCode) -> KeyEvent {
+pub fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn ctrl(c: char) -> KeyEvent {
+pub fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn app() -> App {
+pub fn app() -> App {
     let mut app = App::new(
         support_desk::tickets::bundled(),
         "replay:recordings/ticket-runs (131 recorded model calls)".into(),
@@ -60,7 +60,7 @@ fn app() -> App {
     app
 }
 
-fn screen(app: &App, width: u16, height: u16) -> String {
+pub fn screen(app: &App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
     terminal.draw(|frame| render(app, frame)).expect("draw");
     format!("{}", terminal.backend())
@@ -218,7 +218,7 @@ fn worked(app: &mut App, record: &DeskRecord) {
     }
 }
 
-fn select(app: &mut App, ticket: &str) {
+pub fn select(app: &mut App, ticket: &str) {
     let index = app
         .visible()
         .iter()

@@ -79,6 +79,28 @@ pub enum PgError {
     )]
     BadName { name: String },
     #[error(
+        "{ticket} already waits for a lead's answer; withdraw that approval (x) before asking again"
+    )]
+    ApprovalOpen { ticket: String },
+    #[error("there is no approval {id}; list the open ones with support-desk approvals")]
+    NoApproval { id: i64 },
+    #[error("approval {id} was {closed} by {by} already; nothing more to answer")]
+    ApprovalClosed { id: i64, closed: String, by: String },
+    #[error("approval {id} is your own request: another lead must answer it")]
+    OwnApproval { id: i64 },
+    #[error("{lead} is answering approval {id} right now; it is theirs unless their desk stops")]
+    ApprovalBusy { id: i64, lead: String },
+    #[error("{person} is not a lead: only a lead answers approval {id}; ask a lead to open it")]
+    ApprovalNotALead { id: i64, person: String },
+    #[error(
+        "{at} holds a desk record of schema {found}, older than this desk's ({supported}); a lead brings it up to date with team init"
+    )]
+    OlderSchema {
+        at: String,
+        found: i32,
+        supported: i32,
+    },
+    #[error(
         "cannot read the password file {path} ({source}); fix its permissions or set PGPASSFILE"
     )]
     PassFile {

@@ -10,10 +10,13 @@ use super::PgError;
 use super::connect::Target;
 
 /// The newest schema this desk knows.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Each version's migration, applied in order, as `desk_owner`.
-const MIGRATIONS: [(i32, &str); 1] = [(1, include_str!("schema_1.sql"))];
+const MIGRATIONS: [(i32, &str); 2] = [
+    (1, include_str!("schema_1.sql")),
+    (2, include_str!("schema_2.sql")),
+];
 
 /// Roles are the cluster's, not the database's: made once, kept by every later init.
 const ROLES: &str = "

@@ -164,6 +164,10 @@ fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
             EntryKind::Attached { .. } => "attached",
             EntryKind::Noted { .. } => "noted",
             EntryKind::NeedsPerson { .. } => "needs person",
+            EntryKind::AskedLead { .. } => "asked a lead",
+            EntryKind::LeadAnswered { .. } => "lead answered",
+            EntryKind::Withdrawn { .. } => "withdrawn",
+            EntryKind::RunContinued { .. } => "run continued",
         })
         .collect()
 }

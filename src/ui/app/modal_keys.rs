@@ -38,6 +38,13 @@ impl App {
                 }
                 ModalOutcome::Answered(None) => {}
             },
+            Modal::Withdraw(mut input, ticket) => match input.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Withdraw(input, ticket)),
+                ModalOutcome::Answered(Some(reason)) => {
+                    return Some(Command::WithdrawApproval { ticket, reason });
+                }
+                ModalOutcome::Answered(None) => {}
+            },
             Modal::PromptArgs(view, prompt) => return self.prompt_args_key(view, prompt, key),
             Modal::Picker(picker) => return self.on_picker_key(picker, key),
             Modal::Help { scroll } => self.help_key(scroll, key),
@@ -220,6 +227,7 @@ impl App {
             PickerKind::Prompts => self.prompts.len(),
             PickerKind::Resources => self.resources.len(),
             PickerKind::Reviews => self.review_choices().len(),
+            PickerKind::Approvals => self.approvals.len(),
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => return None,
@@ -230,6 +238,13 @@ impl App {
             KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Reviews) => {
                 self.open_review(picker.selected);
                 return None;
+            }
+            KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Approvals) => {
+                let id = self.approvals.get(picker.selected)?.id;
+                self.message = Some(format!(
+                    "approval {id}: its form opens when the host has it"
+                ));
+                return Some(Command::AnswerApproval(id));
             }
             KeyCode::Enter if count > 0 => {
                 let ticket = self.current()?.ticket.ticket_id.clone();
@@ -251,7 +266,7 @@ impl App {
                             uri: resource.uri.clone(),
                         })
                     }
-                    PickerKind::Reviews => None,
+                    PickerKind::Reviews | PickerKind::Approvals => None,
                 };
             }
             _ => {}

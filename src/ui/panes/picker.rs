@@ -5,6 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState};
 
+use crate::host::api::rfc3339;
 use crate::ui::app::{App, Picker, PickerKind};
 use crate::ui::sanitize::one_line;
 use crate::ui::text::centred;
@@ -20,7 +21,11 @@ pub fn render(app: &App, picker: &Picker, frame: &mut Frame, area: Rect) {
     frame.render_widget(Clear, rect);
     let empty = rows.is_empty();
     let items: Vec<ListItem> = if empty {
-        vec![ListItem::new("(none offered by the connected servers)")]
+        let none = match picker.kind {
+            PickerKind::Approvals => "(no approval is open)",
+            _ => "(none offered by the connected servers)",
+        };
+        vec![ListItem::new(none)]
     } else {
         rows.into_iter().map(ListItem::new).collect()
     };
@@ -45,6 +50,28 @@ fn rows(app: &App, picker: &Picker) -> (&'static str, Vec<String>) {
             app.review_choices()
                 .into_iter()
                 .map(|(label, _, _)| one_line(&label))
+                .collect(),
+        ),
+        PickerKind::Approvals => (
+            " Approvals: answer one as a lead (Enter · Esc closes) ",
+            app.approvals
+                .iter()
+                .map(|a| {
+                    let busy = a
+                        .answering_by
+                        .as_ref()
+                        .map(|lead| format!(" · {} is answering", one_line(lead)))
+                        .unwrap_or_default();
+                    format!(
+                        "#{} {} {} · asked by {} at {}{busy} · {}",
+                        a.id,
+                        one_line(&a.ticket),
+                        one_line(&a.tool),
+                        one_line(&a.asked_by),
+                        rfc3339(a.asked_at),
+                        one_line(&a.message)
+                    )
+                })
                 .collect(),
         ),
         PickerKind::Resources => (

@@ -27,7 +27,7 @@ pub fn status_style(status: Status) -> Style {
     match status {
         Status::New => theme::dim(),
         Status::Working => Style::default(),
-        Status::NeedsConsent | Status::NeedsLead => theme::warning(),
+        Status::NeedsConsent | Status::NeedsLead | Status::WaitingForLead => theme::warning(),
         Status::Drafted => theme::good(),
         Status::NeedsPerson => theme::danger(),
         Status::HandedOver | Status::Sent => theme::dim(),

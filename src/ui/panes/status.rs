@@ -31,6 +31,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             format!("you: {} ({role}) ", one_line(&app.staff)),
             theme::title(),
         ));
+        if lead && !app.approvals.is_empty() {
+            spans.push(Span::styled(
+                format!(
+                    "│ {} open (A) ",
+                    match app.approvals.len() {
+                        1 => "1 approval".to_owned(),
+                        n => format!("{n} approvals"),
+                    }
+                ),
+                theme::warning(),
+            ));
+        }
     }
     if let Some(item) = app.current() {
         spans.push(Span::raw(format!(

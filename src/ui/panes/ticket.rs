@@ -171,6 +171,16 @@ fn standing_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
                 push_wrapped(&mut lines, &text, width, theme::warning(), "");
             }
         }
+        Lifecycle::WaitingForLead => {
+            if let Some(reason) = &state.reason {
+                let text = format!("Waiting: {}", clean(reason));
+                push_wrapped(&mut lines, &text, width, theme::warning(), "");
+            }
+            lines.push(Line::styled(
+                "it goes on when a lead answers · x withdraws the approval",
+                theme::dim(),
+            ));
+        }
         Lifecycle::New | Lifecycle::Working | Lifecycle::Drafted => {}
     }
     lines

@@ -1,0 +1,218 @@
+//! The team's approvals without a terminal: `approvals` lists the open ones, `approve`
+//! answers one as the person the store address logs in as, through this desk's own server
+//! connections (so the server sees that person, with their own token).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use crate::config::DeskConfig;
+use crate::host::api::{ApprovalView, Field, FieldKind, FieldValue, FormAnswer, Question};
+use crate::host::core::{Host, Storage};
+use crate::record::Record;
+use crate::startup::{build_model, host_parts, load_tickets};
+
+/// How a lead answers an approval from a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Accept with these `name=value` fields (the form's defaults fill the rest).
+    Accept(BTreeMap<String, String>),
+    Decline,
+    Cancel,
+}
+
+/// The open approvals of the team's record at `store`, as text or JSON.
+pub async fn list(config: &DeskConfig, store: &str, as_json: bool) -> anyhow::Result<String> {
+    let record = Record::team(store, &config.consent.allow).await?;
+    let open: Vec<ApprovalView> = record
+        .open_approvals()
+        .await?
+        .iter()
+        .map(crate::host::approvals::view)
+        .collect();
+    if as_json {
+        let rows: Vec<Value> = open.iter().map(approval_json).collect();
+        return Ok(format!("{}\n", json!({ "approvals": rows })));
+    }
+    if open.is_empty() {
+        return Ok("no approval is open\n".to_owned());
+    }
+    let mut text = String::new();
+    for approval in &open {
+        text.push_str(&format!(
+            "#{} {} {} asked by {} at {}\n  {}\n",
+            approval.id,
+            approval.ticket,
+            approval.tool,
+            approval.asked_by,
+            crate::record::rfc3339(approval.asked_at),
+            approval.message
+        ));
+        for field in &approval.fields {
+            text.push_str(&format!("  field {}\n", field_line(field)));
+        }
+    }
+    Ok(text)
+}
+
+/// Answers approval `id` as the person `store` logs in as; what the server said, in words.
+pub async fn approve(
+    config: DeskConfig,
+    store: &str,
+    data_dir: Option<PathBuf>,
+    id: i64,
+    answer: Answer,
+) -> anyhow::Result<String> {
+    let fresh;
+    let data_dir = match data_dir {
+        Some(dir) => dir,
+        None => {
+            fresh = tempfile::tempdir().context("creating a temporary data directory")?;
+            fresh.path().to_owned()
+        }
+    };
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("creating the data directory {}", data_dir.display()))?;
+    let storage = Storage::team(store, data_dir, &config.consent.allow).await?;
+    let record = storage
+        .record
+        .clone()
+        .expect("a team's storage has a record");
+    let approval = record.approval(id).await?;
+    let view = crate::host::approvals::view(&approval);
+    let answer = form_answer(&view.fields, answer)?;
+    let model = build_model(&config)?;
+    let tickets = load_tickets(&config)?;
+    let (questions_tx, mut questions) = tokio::sync::mpsc::channel(4);
+    let (events_tx, _events) = tokio::sync::mpsc::unbounded_channel();
+    let host = Host::start(
+        host_parts(config, model, tickets, storage, None),
+        questions_tx,
+        events_tx,
+    )
+    .await;
+    // A server that asks again (its state had expired) gets the same answer.
+    let again = answer.clone();
+    let answering = tokio::spawn(async move {
+        while let Some(question) = questions.recv().await {
+            match question {
+                Question::Form(pending) => {
+                    pending.answer(again.clone());
+                }
+                Question::Consent(pending) => {
+                    pending.answer(crate::host::api::ConsentAnswer {
+                        approved: false,
+                        by: "approve".to_owned(),
+                    });
+                }
+            }
+        }
+    });
+    let answered = host.answer_approval(id, Some(answer)).await;
+    answering.abort();
+    host.shutdown().await;
+    let run = answered.map_err(anyhow::Error::msg)?;
+    Ok(format!(
+        "approval {id} answered: {} → {}: {}\n",
+        view.tool,
+        run.outcome.label(),
+        run.text
+    ))
+}
+
+/// The script's answer as the form's typed values.
+fn form_answer(fields: &[Field], answer: Answer) -> anyhow::Result<FormAnswer> {
+    let given = match answer {
+        Answer::Decline => return Ok(FormAnswer::Decline),
+        Answer::Cancel => return Ok(FormAnswer::Cancel),
+        Answer::Accept(given) => given,
+    };
+    let mut values = crate::host::form_checks::defaults(fields);
+    for (name, text) in given {
+        let Some(field) = fields.iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            bail!(
+                "the form has no field {name:?}; its fields are: {}",
+                names.join(", ")
+            );
+        };
+        values.insert(name, typed(field, &text)?);
+    }
+    if let Err(problems) = crate::host::form_checks::validate(fields, &values) {
+        let said: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}: {}", p.field, p.problem))
+            .collect();
+        bail!(
+            "the answer does not fit the form ({}); give each with --field name=value",
+            said.join("; ")
+        );
+    }
+    Ok(FormAnswer::Accept(values))
+}
+
+fn typed(field: &Field, text: &str) -> anyhow::Result<FieldValue> {
+    let bad = |what: &str| anyhow::anyhow!("field {} takes {what}, not {text:?}", field.name);
+    Ok(match &field.kind {
+        FieldKind::Boolean { .. } => match text {
+            "true" | "yes" => FieldValue::Boolean(true),
+            "false" | "no" => FieldValue::Boolean(false),
+            _ => return Err(bad("true or false")),
+        },
+        FieldKind::Integer { .. } => {
+            FieldValue::Integer(text.parse().map_err(|_| bad("a whole number"))?)
+        }
+        FieldKind::Number { .. } => FieldValue::Number(text.parse().map_err(|_| bad("a number"))?),
+        FieldKind::Choice { .. } => FieldValue::Choice(text.to_owned()),
+        FieldKind::Choices { .. } => {
+            FieldValue::Choices(text.split(',').map(|c| c.trim().to_owned()).collect())
+        }
+        FieldKind::Text { .. } => FieldValue::Text(text.to_owned()),
+    })
+}
+
+fn field_line(field: &Field) -> String {
+    let kind = match &field.kind {
+        FieldKind::Boolean { .. } => "true|false",
+        FieldKind::Integer { .. } => "integer",
+        FieldKind::Number { .. } => "number",
+        FieldKind::Choice { .. } => "one choice",
+        FieldKind::Choices { .. } => "choices, comma-separated",
+        FieldKind::Text { .. } => "text",
+    };
+    let required = if field.required { ", required" } else { "" };
+    let title = field.title.as_deref().unwrap_or_default();
+    format!("{} ({kind}{required}) {title}", field.name)
+}
+
+fn approval_json(approval: &ApprovalView) -> Value {
+    let fields: Vec<Value> = approval
+        .fields
+        .iter()
+        .map(|f| json!({ "name": f.name, "title": f.title, "required": f.required, "about": field_line(f) }))
+        .collect();
+    let arguments: serde_json::Map<String, Value> = approval
+        .arguments
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::from_str(v).unwrap_or(Value::String(v.clone())),
+            )
+        })
+        .collect();
+    json!({
+        "id": approval.id,
+        "ticket": approval.ticket,
+        "server": approval.server,
+        "tool": approval.tool,
+        "arguments": arguments,
+        "asked_by": approval.asked_by,
+        "asked_at": crate::record::rfc3339(approval.asked_at),
+        "answering_by": approval.answering_by,
+        "message": approval.message,
+        "fields": fields,
+    })
+}

@@ -1,0 +1,154 @@
+//! Approvals on screen: a ticket waiting for a lead, the lead's count and list, opening one,
+//! withdrawing one, and the run going on from a lead's answer.
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+use support_desk::host::api::{ApprovalView, Command, Field, FieldKind, Outcome};
+use support_desk::host::events::HostEvent;
+use support_desk::recording::Event;
+use support_desk::ui::app::Modal;
+
+use crate::ui_desk::{
+    app, asks_for, ctrl, happen, key, model_call, record, screen, select, tool_call,
+};
+
+const MESSAGE: &str = "Release refund R-0001 of EUR 279.00 on order O-1587? It is above the EUR 150.00 refund limit, so a lead must confirm it.";
+
+/// T-0003 worked as far as the lead's form, which went to the team's leads as approval 7.
+fn waiting() -> (support_desk::ui::app::App, support_desk::record::DeskRecord) {
+    let mut app = app().on_team(false);
+    let record = record();
+    let t = "T-0003";
+    for event in [
+        Event::TicketStarted {
+            ticket: t.into(),
+            tools: vec!["shop.issue_refund".into()],
+            attached: vec![],
+            request: None,
+        },
+        model_call(
+            t,
+            1,
+            asks_for("shop__issue_refund", json!({"quote_id": "Q-0c78b1d064"})),
+        ),
+        tool_call(
+            t,
+            1,
+            "shop.issue_refund",
+            json!({"quote_id": "Q-0c78b1d064"}),
+        ),
+        Event::ApprovalAsked {
+            ticket: t.into(),
+            turn: 1,
+            approval: 7,
+            server: "shop".into(),
+            tool: "shop.issue_refund".into(),
+            message: MESSAGE.into(),
+        },
+    ] {
+        happen(&mut app, &record, event);
+    }
+    select(&mut app, t);
+    (app, record)
+}
+
+fn open_approval() -> ApprovalView {
+    ApprovalView {
+        id: 7,
+        ticket: "T-0003".into(),
+        server: "shop".into(),
+        origin: "http://127.0.0.1:8421/mcp".into(),
+        tool: "shop.issue_refund".into(),
+        arguments: vec![("quote_id".into(), "\"Q-0c78b1d064\"".into())],
+        asked_by: "ana".into(),
+        asked_at: 1_798_000_000_000,
+        message: MESSAGE.into(),
+        fields: vec![Field {
+            name: "release".into(),
+            title: Some("Release the refund".into()),
+            description: None,
+            required: true,
+            kind: FieldKind::Boolean { default: None },
+        }],
+        answering_by: None,
+    }
+}
+
+#[test]
+fn a_ticket_waiting_for_a_lead_says_so_and_x_withdraws_its_approval_with_why() {
+    let (mut app, _record) = waiting();
+    let shown = screen(&app, 120, 36);
+    assert!(shown.contains("T-0003 waiting"), "{shown}");
+    insta::assert_snapshot!("desk_waiting_for_a_lead_120x36", shown);
+
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('w'))),
+        None,
+        "not worked while it waits"
+    );
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(matches!(app.modal, Some(Modal::Withdraw(..))));
+    insta::assert_snapshot!("desk_withdraw_approval_80x24", screen(&app, 80, 24));
+    for c in "the customer withdrew the request".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(
+        app.on_key(ctrl('s')),
+        Some(Command::WithdrawApproval {
+            ticket: "T-0003".into(),
+            reason: "the customer withdrew the request".into()
+        })
+    );
+}
+
+#[test]
+fn a_lead_sees_the_open_approvals_and_opens_one_from_the_list() {
+    let mut app = app().on_team(true);
+    app.on_host(HostEvent::Approvals(vec![open_approval()]));
+    let shown = screen(&app, 120, 36);
+    assert!(shown.contains("1 approval open (A)"), "{shown}");
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('A'))),
+        Some(Command::ListApprovals)
+    );
+    insta::assert_snapshot!("desk_approvals_list_120x36", screen(&app, 120, 36));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Command::AnswerApproval(7))
+    );
+    // Staff see no count: approvals are for leads.
+    let mut staff = app_on_staff();
+    staff.on_host(HostEvent::Approvals(vec![open_approval()]));
+    assert!(!screen(&staff, 120, 36).contains("approval open"));
+}
+
+fn app_on_staff() -> support_desk::ui::app::App {
+    app().on_team(false)
+}
+
+#[test]
+fn the_run_going_on_from_a_lead_answer_shows_who_answered_and_the_outcome() {
+    let (mut app, record) = waiting();
+    for event in [
+        Event::ApprovalAnswered {
+            ticket: "T-0003".into(),
+            turn: 1,
+            approval: 7,
+            by: "lee".into(),
+            tool: "shop.issue_refund".into(),
+            action: "accept".into(),
+            content: Some("{\"release\":true}".into()),
+            outcome: Outcome::Result,
+            text: "{\"refund_id\":\"R-0001\",\"status\":\"released\",\"released_by\":\"lee\"}"
+                .into(),
+            truncated: false,
+        },
+        Event::RunContinued {
+            ticket: "T-0003".into(),
+            approval: 7,
+        },
+    ] {
+        happen(&mut app, &record, event);
+    }
+    insta::assert_snapshot!("desk_continued_after_a_lead_120x36", screen(&app, 120, 36));
+}
