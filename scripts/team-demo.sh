@@ -72,6 +72,8 @@ cat > "$DIR/team.toml" <<TOML
 url = "http://127.0.0.1:$SHOP_PORT/mcp"
 bearer_token_env = "SHOP_TOKEN"
 attach_resources = true
+# The release of a held refund goes to the team's leads (lee), never to whoever asked.
+lead_forms = ["issue_refund"]
 TOML
 chmod 644 "$DIR/team.toml"
 
@@ -83,6 +85,9 @@ echo "Open one desk per terminal:"
 for person in ana bo lee; do
     echo "  PGPASSWORD=${PASSWORD[$person]} SHOP_TOKEN=${TOKEN[$person]} $BIN --config $DIR/team.toml --data-dir $DIR/$person --store postgres://$person@127.0.0.1:$PG_PORT/desk"
 done
+echo
+echo "What waits for a lead (lee answers from their desk with A, or with approve ID --accept):"
+echo "  PGPASSWORD=${PASSWORD[lee]} $BIN approvals --store postgres://lee@127.0.0.1:$PG_PORT/desk"
 echo
 echo "And the queue as the team's record has it, owners included:"
 echo "  PGPASSWORD=${PASSWORD[lee]} $BIN queue --store postgres://lee@127.0.0.1:$PG_PORT/desk"

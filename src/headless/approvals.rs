@@ -86,7 +86,7 @@ pub async fn approve(
     let model = build_model(&config)?;
     let tickets = load_tickets(&config)?;
     let (questions_tx, mut questions) = tokio::sync::mpsc::channel(4);
-    let (events_tx, _events) = tokio::sync::mpsc::unbounded_channel();
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let host = Host::start(
         host_parts(config, model, tickets, storage, None),
         questions_tx,
@@ -113,13 +113,21 @@ pub async fn approve(
     let answered = host.answer_approval(id, Some(answer)).await;
     answering.abort();
     host.shutdown().await;
+    // What the host said on the way (a server that asked again), before the outcome.
+    let mut said = String::new();
+    while let Ok(event) = events.try_recv() {
+        if let crate::host::events::HostEvent::Problem(problem) = event {
+            said.push_str(&format!("note: {problem}\n"));
+        }
+    }
     let run = answered.map_err(anyhow::Error::msg)?;
-    Ok(format!(
+    said.push_str(&format!(
         "approval {id} answered: {} → {}: {}\n",
         view.tool,
         run.outcome.label(),
         run.text
-    ))
+    ));
+    Ok(said)
 }
 
 /// The script's answer as the form's typed values.

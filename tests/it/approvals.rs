@@ -450,6 +450,16 @@ async fn staff_and_the_asker_cannot_answer_and_a_lead_desk_killed_mid_form_leave
     let record = PgRecord::connect(&lou.url, &allow()).await.expect("lou");
     assert_eq!(record.open_approvals().await.expect("approvals").len(), 1);
 
+    // The state for the form is forged meanwhile (by hand, as an administrator): the shop
+    // refuses it, and lou's desk asks the shop again for a fresh form, saying so.
+    pg.admin()
+        .await
+        .execute(
+            "UPDATE desk.approvals SET request_state = 'forged' WHERE id = $1",
+            &[&id],
+        )
+        .await
+        .expect("forge the state");
     let (ok, said) = desk_command(
         &[
             "approve",
@@ -464,6 +474,7 @@ async fn staff_and_the_asker_cannot_answer_and_a_lead_desk_killed_mid_form_leave
     )
     .await;
     assert!(ok, "{said}");
+    assert!(said.contains("asked it again"), "{said}");
     let refunds = shop.refunds();
     assert_eq!(refunds.len(), 1, "one refund: {refunds:?}");
     assert_eq!(refunds[0].status, RefundStatus::Released);
@@ -484,4 +495,66 @@ async fn staff_and_the_asker_cannot_answer_and_a_lead_desk_killed_mid_form_leave
     .await;
     assert!(!ok && said.contains("already"), "{said}");
     assert_eq!(shop.refunds().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lead_answering_their_own_refund_by_script_is_refused_by_the_shop() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    let shop = shop(&[&team.ana], &[&team.lee]).await;
+    let model = MockModel::start(mixer_brain()).await;
+    let source = format!("openai:{}", model.url);
+    let dir = tempfile::tempdir().expect("dir");
+    let ana_config = config_for(dir.path(), &shop, &team.ana);
+    // Staff may not answer a lead's forms by script.
+    let (ok, said) = desk_command(
+        &[
+            "run",
+            "--tickets",
+            "T-0003",
+            "--lead",
+            "accept",
+            "--model",
+            &source,
+        ],
+        &team.ana,
+        &ana_config,
+        dir.path(),
+    )
+    .await;
+    assert!(!ok && said.contains("is not a lead"), "{said}");
+    // A lead may, and the shop keeps the two-person rule: lee issued it, so lee cannot release it.
+    let lee_config = config_for(dir.path(), &shop, &team.lee);
+    let (ok, said) = desk_command(
+        &[
+            "run",
+            "--tickets",
+            "T-0003",
+            "--lead",
+            "accept",
+            "--model",
+            &source,
+        ],
+        &team.lee,
+        &lee_config,
+        dir.path(),
+    )
+    .await;
+    assert!(ok, "{said}");
+    let record = PgRecord::connect(&team.lee.url, &allow())
+        .await
+        .expect("lee");
+    let events = t0003_events(&record).await;
+    let refused = events.iter().find_map(|e| match e {
+        Event::Outcome { tool, text, .. } if tool == "shop.issue_refund" => Some(text.clone()),
+        _ => None,
+    });
+    assert!(
+        refused.as_deref().is_some_and(|t| t.contains("stays held")),
+        "{refused:?}"
+    );
+    assert_eq!(shop.refunds()[0].status, RefundStatus::Held);
+    assert!(record.open_approvals().await.expect("approvals").is_empty());
 }

@@ -116,6 +116,11 @@ fn a_lead_sees_the_open_approvals_and_opens_one_from_the_list() {
         app.on_key(key(KeyCode::Enter)),
         Some(Command::AnswerApproval(7))
     );
+    assert_eq!(
+        app.current().map(|i| i.ticket.ticket_id.as_str()),
+        Some("T-0003"),
+        "its ticket, with the call log that led there, is behind the form"
+    );
     // Staff see no count: approvals are for leads.
     let mut staff = app_on_staff();
     staff.on_host(HostEvent::Approvals(vec![open_approval()]));

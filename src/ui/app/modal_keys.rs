@@ -240,7 +240,10 @@ impl App {
                 return None;
             }
             KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Approvals) => {
-                let id = self.approvals.get(picker.selected)?.id;
+                let approval = self.approvals.get(picker.selected)?;
+                let (id, ticket) = (approval.id, approval.ticket.clone());
+                // Its ticket behind the form: the call log that led there, and who asked.
+                self.select_ticket(&ticket);
                 self.message = Some(format!(
                     "approval {id}: its form opens when the host has it"
                 ));

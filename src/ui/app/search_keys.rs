@@ -62,4 +62,15 @@ impl App {
         self.selected = n;
         self.scroll_back = 0;
     }
+
+    /// Selects `ticket` when the filter shows it.
+    pub(super) fn select_ticket(&mut self, ticket: &str) {
+        let row = self
+            .visible()
+            .iter()
+            .position(|&i| self.items[i].ticket.ticket_id == ticket);
+        if let Some(row) = row {
+            self.select_row(row);
+        }
+    }
 }
