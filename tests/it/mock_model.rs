@@ -233,6 +233,17 @@ pub fn tool_messages(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The quote ID in a `quote_refund` tool message (the block's second line is the tool's JSON
+/// answer), or null.
+pub fn quote_id_in(tool_message: &str) -> Value {
+    tool_message
+        .lines()
+        .nth(1)
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|quote| quote["quote_id"].clone())
+        .unwrap_or_default()
+}
+
 /// Quotes a refund of one order line, issues it with the quote_id the shop returned, then
 /// answers with `reply`.
 pub fn quote_then_issue(order_id: String, sku: String, reply: &'static str) -> Brain {
@@ -243,15 +254,10 @@ pub fn quote_then_issue(order_id: String, sku: String, reply: &'static str) -> B
                 "shop__quote_refund",
                 json!({"order_id": order_id, "sku": sku, "reason": "broken"}),
             ),
-            1 => {
-                // The block's second line is the tool's JSON answer.
-                let quote = tools[0]
-                    .lines()
-                    .nth(1)
-                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
-                    .unwrap_or_default();
-                call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
-            }
+            1 => call(
+                "shop__issue_refund",
+                json!({"quote_id": quote_id_in(&tools[0])}),
+            ),
             _ => words(reply),
         }
     })
