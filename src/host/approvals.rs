@@ -99,7 +99,16 @@ impl Host {
             .map_err(|e| format!("approval {id}: {e}"))?;
         let answer = match answer {
             Some(answer) => answer,
-            None => ask_person(&self.questions, ask.clone()).await,
+            None => match ask_person(&self.questions, ask.clone()).await {
+                // A lead who closes the form has not answered: the approval stays open, for
+                // them later or another lead.
+                FormAnswer::Cancel => {
+                    return Err(format!(
+                        "approval {id} stays open: its form was closed without an answer"
+                    ));
+                }
+                answer => answer,
+            },
         };
         if let (FormAnswer::Accept(values), FormKind::Fields(fields)) = (&answer, &ask.kind)
             && let Err(problems) = crate::host::form_checks::validate(fields, values)

@@ -324,11 +324,19 @@ async fn a_lead_releases_from_their_own_desk_and_the_staff_ticket_goes_on_from_i
     // The list shows the form's message too: wait for the form itself.
     let form = desk.screen.wait_for("shop asks:").await;
     assert!(form.contains("Release refund"), "{form}");
+    // Closing the form is no answer: the approval stays open.
+    desk.press(b"\x1b");
+    desk.screen.wait_for("stays open").await;
+    let record = w.record().await;
+    assert_eq!(record.open_approvals().await.expect("approvals").len(), 1);
+    desk.press(b"A");
+    desk.screen.wait_for("shop.issue_refund").await;
+    desk.press(b"\r");
+    desk.screen.wait_for("shop asks:").await;
     desk.press(b" "); // release: yes
     desk.press(b"\x12"); // Ctrl-R: review
     desk.screen.wait_for("Review").await;
     desk.press(b"\r");
-    let record = w.record().await;
     until("the approval is answered", || async {
         record.open_approvals().await.expect("approvals").is_empty()
     })
