@@ -208,6 +208,8 @@ pub struct FormAsk {
     pub origin: String,
     pub message: String,
     pub kind: FormKind,
+    /// For a lead answering an approval: whose request it is, and since when.
+    pub asked_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -95,8 +95,13 @@ impl Host {
         })?;
         let params: ElicitRequestParams = serde_json::from_value(approval.form.clone())
             .map_err(|e| format!("approval {id} holds a form this desk cannot read ({e})"))?;
-        let ask = form::form_ask(&conn.prefix, &conn.origin, Some(&approval.ticket), &params)
+        let mut ask = form::form_ask(&conn.prefix, &conn.origin, Some(&approval.ticket), &params)
             .map_err(|e| format!("approval {id}: {e}"))?;
+        ask.asked_by = Some(format!(
+            "approval {id}, asked by {} at {}",
+            approval.asked_by,
+            crate::record::rfc3339(approval.asked_at)
+        ));
         let answer = match answer {
             Some(answer) => answer,
             None => match ask_person(&self.questions, ask.clone()).await {

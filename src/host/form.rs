@@ -58,6 +58,7 @@ pub fn form_ask(
         origin,
         message,
         kind,
+        asked_by: None,
     })
 }
 
@@ -385,6 +386,7 @@ mod tests {
             origin: "shop-server --stdio".into(),
             message: message.into(),
             kind: FormKind::Fields(vec![note]),
+            asked_by: None,
         };
         let ask = form_ask("shop", "shop-server --stdio", Some("T-0009"), &params);
         assert_eq!(ask, Ok(expected));
@@ -400,6 +402,7 @@ mod tests {
             origin: "https://partner.example/mcp".into(),
             message: "Sign in".into(),
             kind: FormKind::Url { url: url.into() },
+            asked_by: None,
         };
         let ask = form_ask("partner", "https://partner.example/mcp", None, &params);
         assert_eq!(ask, Ok(expected));

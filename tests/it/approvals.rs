@@ -324,6 +324,10 @@ async fn a_lead_releases_from_their_own_desk_and_the_staff_ticket_goes_on_from_i
     // The list shows the form's message too: wait for the form itself.
     let form = desk.screen.wait_for("shop asks:").await;
     assert!(form.contains("Release refund"), "{form}");
+    assert!(
+        form.contains(&format!("asked by {}", w.team.ana.name)),
+        "who asked: {form}"
+    );
     // Closing the form is no answer: the approval stays open.
     desk.press(b"\x1b");
     desk.screen.wait_for("stays open").await;

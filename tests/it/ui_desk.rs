@@ -268,6 +268,7 @@ fn release_form(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<FormA
                 kind: FieldKind::Text { min_length: None, max_length: Some(500), format: None, default: None },
             },
         ]),
+        asked_by: None,
     });
     (Question::Form(pending), answer)
 }

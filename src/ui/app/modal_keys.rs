@@ -312,5 +312,6 @@ fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> F
         origin: format!("prompt {} (you chose it)", prompt.name),
         message: prompt.description.clone(),
         kind: FormKind::Fields(fields),
+        asked_by: None,
     }
 }

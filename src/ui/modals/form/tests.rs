@@ -117,6 +117,7 @@ fn ask(message: &str, fields: Vec<Field>) -> FormAsk {
         origin: "support-desk serve shop --stdio".to_owned(),
         message: message.to_owned(),
         kind: FormKind::Fields(fields),
+        asked_by: None,
     }
 }
 
@@ -160,6 +161,7 @@ fn url_form() -> FormModal {
         kind: FormKind::Url {
             url: "https://track.partner.example/confirm/address?parcel=TRK-EXAMPLE&session=5f0c9a7e-2b41-4c1e-9d7a-8e6f3b2a1c0d&return=https%3A%2F%2Fdesk.example%2Fdone".to_owned(),
         },
+        asked_by: None,
     })
 }
 

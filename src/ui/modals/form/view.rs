@@ -162,6 +162,9 @@ impl FormModal {
         if let Some(ticket) = &self.ask.ticket {
             from.push_str(&format!(" · ticket {}", one_line(ticket)));
         }
+        if let Some(asked_by) = &self.ask.asked_by {
+            from.push_str(&format!(" · {}", one_line(asked_by)));
+        }
         lines.extend(wrap(&[(&from, theme::dim())], width).into_iter().take(2));
         lines
     }
