@@ -12,7 +12,10 @@ use crate::config::DeskConfig;
 use crate::host::api::{ApprovalView, Field, FieldKind, FieldValue, FormAnswer, Question};
 use crate::host::core::{Host, Storage};
 use crate::record::Record;
-use crate::startup::{build_model, host_parts, load_tickets};
+use crate::model::Model;
+use crate::model::replay::ReplayModel;
+use crate::recording::Recording;
+use crate::startup::{host_parts, load_tickets};
 
 /// How a lead answers an approval from a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +86,15 @@ pub async fn approve(
     let approval = record.approval(id).await?;
     let view = crate::host::approvals::view(&approval);
     let answer = form_answer(&view.fields, answer)?;
-    let model = build_model(&config)?;
+    // Answering asks no model: the host gets one that has nothing to say.
+    let model = Model::Replay(ReplayModel::from_recording(
+        "approve (asks no model)".to_owned(),
+        &Recording {
+            manifests: vec![],
+            events: vec![],
+            truncated: false,
+        },
+    ));
     let tickets = load_tickets(&config)?;
     let (questions_tx, mut questions) = tokio::sync::mpsc::channel(4);
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
