@@ -164,6 +164,11 @@ pub(super) async fn work(
             {
                 tracing::info!(%ticket, reason = ?state.reason, "needs a person")
             }
+            HostEvent::Happened { ticket, state, .. }
+                if state.state == crate::record::Lifecycle::WaitingForLead =>
+            {
+                tracing::warn!(%ticket, approval = ?state.approval, "waits for a lead: `support-desk approvals` lists it, and running the ticket again after a lead's answer goes on from it")
+            }
             HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
             HostEvent::QueueFinished(done) => {
                 summary = Some(done);

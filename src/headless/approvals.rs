@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use crate::config::DeskConfig;
 use crate::host::api::{ApprovalView, Field, FieldKind, FieldValue, FormAnswer, Question};
 use crate::host::core::{Host, Storage};
-use crate::record::Record;
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
+use crate::record::Record;
 use crate::recording::Recording;
 use crate::startup::{host_parts, load_tickets};
 
