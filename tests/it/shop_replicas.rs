@@ -1,0 +1,505 @@
+//! Shop replicas: two `support-desk serve shop --http` processes of the built binary on one
+//! record (PostgreSQL, or one SQLite file), each reached through real rmcp Streamable HTTP
+//! clients with a staff roster's tokens. Concurrent refunds, the two-person rule and the
+//! release forms' state hold across them. The PostgreSQL tests start a throwaway cluster
+//! (`pg_cluster`) and are skipped in one line where PostgreSQL is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use futures_util::future::join_all;
+use rmcp::model::{CallToolResponse, CallToolResult, ErrorCode};
+use rmcp::service::ServiceError;
+use serde_json::{Value, json};
+use support_desk::shop::data::OrderStatus;
+use support_desk::shop::store::Refund;
+use support_desk::shop::{QuoteIds, REFUND_LIMIT, ShopWorld, SqliteStore, Store};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::pg_cluster::{self, PgCluster};
+use crate::shop_http::{Form, answer_as, connect_to, held_for_a_lead, release_as};
+use crate::support::*;
+
+/// The roster: (staff ID, role, the variable holding the token, the token).
+const STAFF: [(&str, &str, &str, &str); 4] = [
+    (
+        "staff-0007",
+        "staff",
+        "SHOP_TEST_TOKEN_S7",
+        "staff-0007-token-for-tests-only",
+    ),
+    (
+        "staff-0008",
+        "staff",
+        "SHOP_TEST_TOKEN_S8",
+        "staff-0008-token-for-tests-only",
+    ),
+    (
+        "lead-0002",
+        "lead",
+        "SHOP_TEST_TOKEN_L2",
+        "lead-0002-token-for-tests-only",
+    ),
+    (
+        "lead-0003",
+        "lead",
+        "SHOP_TEST_TOKEN_L3",
+        "lead-0003-token-for-tests-only",
+    ),
+];
+const STATE_KEY: &str = "the replicas' shared request-state key, 32+ bytes";
+const SEED: u64 = 4217;
+
+fn token(id: &str) -> &'static str {
+    STAFF
+        .iter()
+        .find(|(staff, ..)| *staff == id)
+        .map(|(.., token)| *token)
+        .expect("on the roster")
+}
+
+/// One replica: the binary serving the shop at `url`, killed when dropped.
+struct Replica {
+    url: String,
+    _child: tokio::process::Child,
+}
+
+/// Where the replicas' record is, and the roster they share.
+struct Shop {
+    db: String,
+    /// `PGPASSWORD` for the second replica, whose address carries no password.
+    pg_password: Option<(String, String)>,
+    roster: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Shop {
+    fn new(db: impl FnOnce(&Path) -> String) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let roster = dir.path().join("staff.toml");
+        let tables: String = STAFF
+            .iter()
+            .map(|(id, role, var, _)| {
+                format!("[[staff]]\nid = \"{id}\"\nrole = \"{role}\"\ntoken_env = \"{var}\"\n\n")
+            })
+            .collect();
+        std::fs::write(&roster, tables).expect("write the roster");
+        Self {
+            db: db(dir.path()),
+            pg_password: None,
+            roster,
+            _dir: dir,
+        }
+    }
+
+    fn sqlite() -> Self {
+        Self::new(|dir| dir.join("shop.sqlite3").to_string_lossy().into_owned())
+    }
+
+    fn postgres(pg: &PgCluster) -> Self {
+        let mut shop = Self::new(|_| pg.admin_uri(true));
+        shop.pg_password = Some((pg.admin_uri(false), pg.admin_password().to_owned()));
+        shop
+    }
+
+    /// Two replicas started together: the record is set up and the world loaded once.
+    async fn replicas(&self, seed: Option<u64>) -> [Replica; 2] {
+        let second = match &self.pg_password {
+            Some((url, password)) => (url.as_str(), Some(password.as_str())),
+            None => (self.db.as_str(), None),
+        };
+        let (a, b) = tokio::join!(
+            self.replica(&self.db, None, seed),
+            self.replica(second.0, second.1, seed)
+        );
+        [a, b]
+    }
+
+    async fn replica(&self, db: &str, password: Option<&str>, seed: Option<u64>) -> Replica {
+        let roster = self.roster.to_string_lossy();
+        let mut args = vec!["serve", "shop", "--http", "127.0.0.1:0", "--staff", &roster];
+        args.extend(["--db", db]);
+        let seed = seed.map(|s| s.to_string());
+        if let Some(seed) = &seed {
+            args.extend(["--seed", seed]);
+        }
+        let mut command = tokio::process::Command::new(BIN);
+        command
+            .args(&args)
+            .env("RUST_LOG", "info,rmcp=warn")
+            .env("SHOP_REQUEST_STATE_KEY", STATE_KEY)
+            .envs(STAFF.iter().map(|(_, _, var, token)| (var, token)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(password) = password {
+            command.env("PGPASSWORD", password);
+        }
+        let mut child = command.spawn().expect("start a shop replica");
+        let stderr = child.stderr.take().expect("the replica's log");
+        let mut lines = BufReader::new(stderr).lines();
+        let mut said = String::new();
+        let addr = loop {
+            let line = lines.next_line().await.expect("read the replica's log");
+            let Some(line) = line else {
+                panic!("the replica stopped before it served:\n{said}");
+            };
+            let serving = line.contains("serving Streamable HTTP");
+            if let Some(addr) = line.split(" addr=").nth(1).filter(|_| serving) {
+                break addr
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+            said.push_str(&line);
+            said.push('\n');
+        };
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Replica {
+            url: format!("http://{addr}/mcp"),
+            _child: child,
+        }
+    }
+
+    /// The refunds on `order_id` as the record holds them.
+    async fn refunds(&self, order_id: &str) -> Vec<Refund> {
+        let world = ShopWorld::bundled();
+        let store = Store::open(Path::new(&self.db), &world, QuoteIds::Random)
+            .await
+            .expect("open the record");
+        store.order(order_id).await.expect("the order").1
+    }
+}
+
+async fn as_staff(replica: &Replica, id: &str) -> Client {
+    // rmcp's default HTTP client uses the process's rustls provider.
+    support_desk::tls::install_default_provider();
+    connect_to(&replica.url, Some(token(id)), Lead::default())
+        .await
+        .unwrap_or_else(|e| panic!("{id} connects to {}: {e}", replica.url))
+}
+
+/// Delivered orders whose lines are all on one side of the limit, `n` of them.
+fn delivered_orders(above_limit: bool, n: usize) -> Vec<(String, String)> {
+    ShopWorld::bundled()
+        .orders
+        .into_iter()
+        .filter(|o| o.status == OrderStatus::Delivered)
+        .filter(|o| (o.total > REFUND_LIMIT) == above_limit)
+        .filter_map(|o| {
+            let line = o
+                .lines
+                .iter()
+                .find(|l| (l.amount() > REFUND_LIMIT) == above_limit)?;
+            Some((o.order_id.clone(), line.sku.clone()))
+        })
+        .take(n)
+        .collect()
+}
+
+async fn quote(client: &Client, order_id: &str, sku: Option<&str>) -> Value {
+    let mut args = json!({"order_id": order_id, "reason": "arrived broken"});
+    if let Some(sku) = sku {
+        args["sku"] = sku.into();
+    }
+    json(&call(client, "quote_refund", args).await)
+}
+
+async fn issue(client: &Client, quote_id: &Value) -> CallToolResult {
+    call(client, "issue_refund", json!({"quote_id": quote_id})).await
+}
+
+#[tokio::test]
+async fn two_postgres_replicas_make_one_refund_of_sixteen_concurrent_calls_on_one_quote() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let shop = Shop::postgres(&pg);
+    let replicas = shop.replicas(None).await;
+    // Both started at once on an empty database; the world is there once.
+    let admin = pg.admin().await;
+    let world = ShopWorld::bundled();
+    for (table, expected) in [
+        ("shop.orders", world.orders.len()),
+        ("shop.customers", world.customers.len()),
+    ] {
+        let count: i64 = admin
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .await
+            .expect("count")
+            .get(0);
+        assert_eq!(count, expected as i64, "{table}");
+    }
+
+    let staff = as_staff(&replicas[0], "staff-0007").await;
+    let (order_id, sku) = delivered_orders(false, 1).remove(0);
+    let quoted = quote(&staff, &order_id, Some(&sku)).await;
+    let mut clients = Vec::new();
+    for i in 0..16 {
+        let id = ["staff-0007", "staff-0008"][i / 2 % 2];
+        clients.push(as_staff(&replicas[i % 2], id).await);
+    }
+    let calls = clients
+        .iter()
+        .map(|client| issue(client, &quoted["quote_id"]));
+    let refunds: Vec<Value> = join_all(calls).await.iter().map(json).collect();
+    assert!(
+        refunds
+            .iter()
+            .all(|r| r["refund_id"] == refunds[0]["refund_id"] && r["status"] == "released"),
+        "{refunds:?}"
+    );
+    let rows: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM shop.refunds WHERE quote_id = $1",
+            &[&quoted["quote_id"].as_str()],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(rows, 1, "one refund in the record");
+    assert_eq!(shop.refunds(&order_id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn across_postgres_replicas_a_line_is_refunded_once_and_a_whole_order_excludes_it() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let shop = Shop::postgres(&pg);
+    let replicas = shop.replicas(Some(SEED)).await;
+    let (a, b) = (
+        as_staff(&replicas[0], "staff-0007").await,
+        as_staff(&replicas[1], "staff-0008").await,
+    );
+    // What the SQLite record says for the same quotes in the same order, from its seed.
+    let sqlite = SqliteStore::open(
+        Path::new(":memory:"),
+        &ShopWorld::bundled(),
+        QuoteIds::Seeded(SEED),
+    )
+    .expect("a SQLite record");
+    for (order_id, sku) in delivered_orders(false, 6) {
+        // Before any refund: the line twice (once on each replica) and the whole order.
+        let line_a = quote(&a, &order_id, Some(&sku)).await;
+        let line_b = quote(&b, &order_id, Some(&sku)).await;
+        let whole = quote(&b, &order_id, None).await;
+        let expected = [Some(sku.as_str()), Some(sku.as_str()), None].map(|sku| {
+            let quoted = sqlite.quote(&order_id, sku, "arrived broken");
+            quoted.expect("quote").quote_id
+        });
+        assert_eq!(
+            [&line_a, &line_b, &whole].map(|q| q["quote_id"].as_str().unwrap_or_default()),
+            expected.each_ref().map(String::as_str),
+            "seeded quote IDs as the SQLite record derives them"
+        );
+        let (one, two, three) = tokio::join!(
+            issue(&a, &line_a["quote_id"]),
+            issue(&b, &line_b["quote_id"]),
+            issue(&a, &whole["quote_id"]),
+        );
+        let results = [one, two, three];
+        let made: Vec<&CallToolResult> = results
+            .iter()
+            .filter(|r| r.is_error == Some(false))
+            .collect();
+        assert_eq!(made.len(), 1, "{order_id}: one refund of three quotes");
+        for refused in results.iter().filter(|r| r.is_error == Some(true)) {
+            let said = tool_error(refused);
+            assert!(said.contains("was already refunded by"), "{said}");
+        }
+        assert_eq!(shop.refunds(&order_id).await.len(), 1, "{order_id}");
+        let again = call(
+            &b,
+            "quote_refund",
+            json!({"order_id": order_id, "sku": sku, "reason": "again"}),
+        )
+        .await;
+        assert!(tool_error(&again).contains("Each line is refunded once"));
+    }
+}
+
+/// The answer a person gives the form: yes, or a decline.
+fn yes() -> Value {
+    json!({"action": "accept", "content": {"release": true}})
+}
+
+fn declined() -> Value {
+    json!({"action": "decline"})
+}
+
+async fn completed(
+    client: &Client,
+    quote_id: &Value,
+    form: &Form,
+    answer: Value,
+) -> CallToolResult {
+    match answer_as(client, quote_id, form, answer).await {
+        Ok(CallToolResponse::Complete(result)) => result,
+        other => panic!("an answer, not {other:?}"),
+    }
+}
+
+/// The refund's status and who released it, as the record holds them.
+async fn standing(shop: &Shop, order_id: &str) -> (String, Option<String>) {
+    let refunds = shop.refunds(order_id).await;
+    assert_eq!(refunds.len(), 1, "{order_id}: one refund");
+    let refund = &refunds[0];
+    let status = serde_json::to_value(refund.status).expect("a status");
+    (
+        status.as_str().expect("a word").to_owned(),
+        refund.released_by.clone(),
+    )
+}
+
+/// Over both replicas: the issuer's and a non-lead's yes are refused and the refund stays
+/// held; a lead who issued a refund cannot release it; another lead can, once.
+async fn two_person_rule(shop: &Shop, replicas: &[Replica; 2]) {
+    let [(order_id, sku), (own_order, own_sku)] = delivered_orders(true, 2)
+        .try_into()
+        .expect("two orders above the limit");
+    let issuer = as_staff(&replicas[0], "staff-0007").await;
+    let quoted = quote(&issuer, &order_id, Some(&sku)).await;
+    let form = held_for_a_lead(&issuer, &quoted["quote_id"]).await;
+    for who in ["staff-0007", "staff-0008"] {
+        let client = as_staff(&replicas[1], who).await;
+        let refused = release_as(&client, &quoted["quote_id"], &form).await;
+        let said = tool_error(&refused);
+        assert!(
+            said.contains(&format!("{who} is not one: a lead other than staff-0007 must release this refund; it stays held")),
+            "{said}"
+        );
+        assert_eq!(standing(shop, &order_id).await, ("held".into(), None));
+    }
+    let lead = as_staff(&replicas[1], "lead-0002").await;
+    let own = quote(&lead, &own_order, Some(&own_sku)).await;
+    let own_form = held_for_a_lead(&lead, &own["quote_id"]).await;
+    let refused = release_as(&lead, &own["quote_id"], &own_form).await;
+    let said = tool_error(&refused);
+    assert!(
+        said.starts_with("A lead other than lead-0002 must release refund R-")
+            && said
+                .ends_with(": the one who issued a refund cannot release it too; it stays held."),
+        "{said}"
+    );
+    assert_eq!(standing(shop, &own_order).await, ("held".into(), None));
+
+    let released = json(&release_as(&lead, &quoted["quote_id"], &form).await);
+    assert_eq!(
+        (&released["status"], &released["released_by"]),
+        (&json!("released"), &json!("lead-0002"))
+    );
+    assert_eq!(
+        standing(shop, &order_id).await,
+        ("released".into(), Some("lead-0002".into()))
+    );
+}
+
+/// A forged state is refused; a state replayed after its form was answered (released, or
+/// declined) is refused with words that teach; two leads answering one form at once on two
+/// replicas release it once.
+async fn spent_and_forged_states(shop: &Shop, replicas: &[Replica; 2]) {
+    let orders = delivered_orders(true, 5);
+    let [
+        (forged_order, forged_sku),
+        (raced, raced_sku),
+        (declined_order, declined_sku),
+    ] = <[_; 3]>::try_from(orders[2..].to_vec()).expect("three more orders above the limit");
+    let staff = as_staff(&replicas[0], "staff-0007").await;
+    let (lead_a, lead_b) = (
+        as_staff(&replicas[0], "lead-0003").await,
+        as_staff(&replicas[1], "lead-0002").await,
+    );
+
+    let quoted = quote(&staff, &forged_order, Some(&forged_sku)).await;
+    let (key, _) = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+    let forged = (key, Some("rs1.forged.state".to_owned()));
+    match answer_as(&lead_b, &quoted["quote_id"], &forged, yes()).await {
+        Err(ServiceError::McpError(error)) => {
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+            assert!(
+                error.message.contains("call issue_refund again without it"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("a forged state is refused, not {other:?}"),
+    }
+    assert_eq!(standing(shop, &forged_order).await, ("held".into(), None));
+
+    // Two leads on two replicas answer one form at once: one release, the other refused.
+    let quoted = quote(&staff, &raced, Some(&raced_sku)).await;
+    let form = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+    let (first, second) = tokio::join!(
+        release_as(&lead_a, &quoted["quote_id"], &form),
+        release_as(&lead_b, &quoted["quote_id"], &form),
+    );
+    let results = [first, second];
+    let winner = results
+        .iter()
+        .find(|r| r.is_error == Some(false))
+        .map(|r| {
+            json(r)["released_by"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .expect("one lead released it");
+    let loser = results
+        .iter()
+        .find(|r| r.is_error == Some(true))
+        .expect("the other was refused");
+    assert!(
+        tool_error(loser).contains(&format!(
+            "was answered already: {winner} released it, and nothing is paid twice"
+        )),
+        "{}",
+        tool_error(loser)
+    );
+    // Replayed after the release: refused, released by the same lead, once.
+    let replayed = release_as(&lead_a, &quoted["quote_id"], &form).await;
+    assert!(tool_error(&replayed).contains(&format!("{winner} released it")));
+    assert_eq!(
+        standing(shop, &raced).await,
+        ("released".into(), Some(winner))
+    );
+
+    // Replayed after a decline: refused, still held; a fresh form can still release it.
+    let quoted = quote(&staff, &declined_order, Some(&declined_sku)).await;
+    let form = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+    let no = completed(&lead_b, &quoted["quote_id"], &form, declined()).await;
+    assert!(tool_error(&no).contains("declined to release refund"));
+    let replayed = completed(&lead_a, &quoted["quote_id"], &form, yes()).await;
+    assert!(
+        tool_error(&replayed).contains(
+            "was answered already: lead-0002 declined it, so the shop still holds it. To ask a lead again, call issue_refund again without requestState."
+        ),
+        "{}",
+        tool_error(&replayed)
+    );
+    assert_eq!(standing(shop, &declined_order).await, ("held".into(), None));
+    let fresh = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+    let released = json(&release_as(&lead_a, &quoted["quote_id"], &fresh).await);
+    assert_eq!(released["released_by"], "lead-0003");
+}
+
+#[tokio::test]
+async fn postgres_replicas_keep_the_two_person_rule_and_take_each_release_form_once() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let shop = Shop::postgres(&pg);
+    let replicas = shop.replicas(None).await;
+    two_person_rule(&shop, &replicas).await;
+    spent_and_forged_states(&shop, &replicas).await;
+}
+
+#[tokio::test]
+async fn sqlite_replicas_keep_the_two_person_rule_and_take_each_release_form_once() {
+    let shop = Shop::sqlite();
+    let replicas = shop.replicas(None).await;
+    two_person_rule(&shop, &replicas).await;
+    spent_and_forged_states(&shop, &replicas).await;
+}
