@@ -297,21 +297,16 @@ impl PgStore {
             });
         rules::refuse_spent(refund_id, seq, ask)?;
         let by_id = by.map(|(id, _)| id);
-        let spent = match answer {
-            ReleaseAnswer::Dismiss => None,
-            ReleaseAnswer::Hold => Some("declined"),
-            ReleaseAnswer::Release => {
-                rules::may_release(refund_id, issuer, by)?;
-                tx.execute(
-                    "UPDATE shop.refunds SET status = 'released', released_by = $2, note = $3, released_at = $4
-                     WHERE seq = $1 AND status = 'held'",
-                    &[&seq, &by_id, &note, &rules::now()],
-                )
-                .await?;
-                Some("released")
-            }
-        };
-        if let Some(spent) = spent {
+        if answer == ReleaseAnswer::Release {
+            rules::may_release(refund_id, issuer, by)?;
+            tx.execute(
+                "UPDATE shop.refunds SET status = 'released', released_by = $2, note = $3, released_at = $4
+                 WHERE seq = $1 AND status = 'held'",
+                &[&seq, &by_id, &note, &rules::now()],
+            )
+            .await?;
+        }
+        if let Some(spent) = answer.spends_as() {
             tx.execute(
                 "UPDATE shop.release_asks SET answer = $2, answered_by = $3, answered_at = $4
                  WHERE refund_seq = $1 AND answer IS NULL",

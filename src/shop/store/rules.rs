@@ -25,6 +25,17 @@ pub enum ReleaseAnswer {
     Dismiss,
 }
 
+impl ReleaseAnswer {
+    /// What the form's record says once this answer is taken: `None` leaves it open.
+    pub(super) fn spends_as(self) -> Option<&'static str> {
+        match self {
+            ReleaseAnswer::Release => Some("released"),
+            ReleaseAnswer::Hold => Some("declined"),
+            ReleaseAnswer::Dismiss => None,
+        }
+    }
+}
+
 /// A release form as the store keeps it: the refund it asks about, and its answer once given.
 pub(super) struct AskRow {
     pub refund_seq: i64,

@@ -308,25 +308,20 @@ impl SqliteStore {
                 })
                 .optional()?;
             rules::refuse_spent(refund_id, seq, ask)?;
-            let spent = match answer {
-                ReleaseAnswer::Dismiss => None,
-                ReleaseAnswer::Hold => Some("declined"),
-                ReleaseAnswer::Release => {
-                    let issuer: Option<String> = tx
-                        .prepare_cached("SELECT issued_by FROM refunds WHERE seq = ?1")?
-                        .query_row([seq], |r| r.get(0))
-                        .optional()?
-                        .flatten();
-                    rules::may_release(refund_id, issuer, by)?;
-                    tx.prepare_cached(
-                        "UPDATE refunds SET status = 'released', released_by = ?2, note = ?3, released_at = ?4
-                         WHERE seq = ?1 AND status = 'held'",
-                    )?
-                    .execute(params![seq, by.map(|(id, _)| id), note, rules::now()])?;
-                    Some("released")
-                }
-            };
-            if let Some(spent) = spent {
+            if answer == ReleaseAnswer::Release {
+                let issuer: Option<String> = tx
+                    .prepare_cached("SELECT issued_by FROM refunds WHERE seq = ?1")?
+                    .query_row([seq], |r| r.get(0))
+                    .optional()?
+                    .flatten();
+                rules::may_release(refund_id, issuer, by)?;
+                tx.prepare_cached(
+                    "UPDATE refunds SET status = 'released', released_by = ?2, note = ?3, released_at = ?4
+                     WHERE seq = ?1 AND status = 'held'",
+                )?
+                .execute(params![seq, by.map(|(id, _)| id), note, rules::now()])?;
+            }
+            if let Some(spent) = answer.spends_as() {
                 tx.prepare_cached(
                     "UPDATE release_asks SET answer = ?2, answered_by = ?3, answered_at = ?4
                      WHERE refund_seq = ?1 AND answer IS NULL",
