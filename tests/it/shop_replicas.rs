@@ -503,3 +503,26 @@ async fn sqlite_replicas_keep_the_two_person_rule_and_take_each_release_form_onc
     two_person_rule(&shop, &replicas).await;
     spent_and_forged_states(&shop, &replicas).await;
 }
+
+#[tokio::test]
+async fn a_shop_that_cannot_reach_its_postgres_says_where_and_never_shows_the_password() {
+    let output = tokio::process::Command::new(BIN)
+        .args(["serve", "shop", "--stdio", "--db"])
+        .arg("postgres://shop:not-for-logs@127.0.0.1:9/shop")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("run the binary");
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("cannot reach or log in to the shop's PostgreSQL at 127.0.0.1:9/shop ("),
+        "{said}"
+    );
+    assert!(
+        said.contains("check the address, the password (in the address or PGPASSWORD) and that the server runs"),
+        "{said}"
+    );
+    assert!(!said.contains("not-for-logs"), "{said}");
+}

@@ -171,7 +171,7 @@ pub enum ShopError {
     )]
     Postgres(#[from] tokio_postgres::Error),
     #[error(
-        "cannot log in to the shop's PostgreSQL at {at} ({detail}); check the address, the password (in the address or PGPASSWORD) and that the server runs"
+        "cannot reach or log in to the shop's PostgreSQL at {at} ({detail}); check the address, the password (in the address or PGPASSWORD) and that the server runs"
     )]
     Unreachable { at: String, detail: String },
     #[error("the shop's database holds a record it cannot read ({0}); report it")]
@@ -201,8 +201,9 @@ fn answered_advice(answer: &str) -> &'static str {
 
 /// The server's own words: tokio-postgres shows only "db error" otherwise.
 pub(crate) fn pg_detail(error: &tokio_postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => db.message().to_owned(),
-        None => error.to_string(),
+    match (error.as_db_error(), std::error::Error::source(error)) {
+        (Some(db), _) => db.message().to_owned(),
+        (None, Some(cause)) => format!("{error}: {cause}"),
+        (None, None) => error.to_string(),
     }
 }
