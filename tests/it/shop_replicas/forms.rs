@@ -85,26 +85,33 @@ pub(super) async fn two_person_rule(shop: &Shop, replicas: &[Replica; 2]) {
     );
 }
 
+/// The people the state scenarios need: staff-0007 on one replica, a lead on each.
+struct People {
+    staff: Client,
+    lead_a: Client,
+    lead_b: Client,
+}
+
 /// A forged state is refused; a state replayed after its form was answered (released, or
 /// declined) is refused with words that teach; two leads answering one form at once on two
 /// replicas release it once.
 pub(super) async fn spent_and_forged_states(shop: &Shop, replicas: &[Replica; 2]) {
     let orders = delivered_orders(true, 5);
-    let [
-        (forged_order, forged_sku),
-        (raced, raced_sku),
-        (declined_order, declined_sku),
-    ] = <[_; 3]>::try_from(orders[2..].to_vec()).expect("three more orders above the limit");
-    let staff = as_staff(&replicas[0], "staff-0007").await;
-    let (lead_a, lead_b) = (
-        as_staff(&replicas[0], "lead-0003").await,
-        as_staff(&replicas[1], "lead-0002").await,
-    );
+    let people = People {
+        staff: as_staff(&replicas[0], "staff-0007").await,
+        lead_a: as_staff(&replicas[0], "lead-0003").await,
+        lead_b: as_staff(&replicas[1], "lead-0002").await,
+    };
+    forged_state(shop, &people, &orders[2]).await;
+    raced_and_replayed_release(shop, &people, &orders[3]).await;
+    replayed_after_a_decline(shop, &people, &orders[4]).await;
+}
 
-    let quoted = quote(&staff, &forged_order, Some(&forged_sku)).await;
-    let (key, _) = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+async fn forged_state(shop: &Shop, people: &People, (order_id, sku): &(String, String)) {
+    let quoted = quote(&people.staff, order_id, Some(sku)).await;
+    let (key, _) = held_for_a_lead(&people.staff, &quoted["quote_id"]).await;
     let forged = (key, Some("rs1.forged.state".to_owned()));
-    match answer_as(&lead_b, &quoted["quote_id"], &forged, yes()).await {
+    match answer_as(&people.lead_b, &quoted["quote_id"], &forged, yes()).await {
         Err(ServiceError::McpError(error)) => {
             assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
             assert!(
@@ -115,14 +122,21 @@ pub(super) async fn spent_and_forged_states(shop: &Shop, replicas: &[Replica; 2]
         }
         other => panic!("a forged state is refused, not {other:?}"),
     }
-    assert_eq!(standing(shop, &forged_order).await, ("held".into(), None));
+    assert_eq!(standing(shop, order_id).await, ("held".into(), None));
+}
 
-    // Two leads on two replicas answer one form at once: one release, the other refused.
-    let quoted = quote(&staff, &raced, Some(&raced_sku)).await;
-    let form = held_for_a_lead(&staff, &quoted["quote_id"]).await;
+/// Two leads on two replicas answer one form at once: one release, the other refused; the
+/// form replayed after the release is refused too, and it stays released once.
+async fn raced_and_replayed_release(
+    shop: &Shop,
+    people: &People,
+    (order_id, sku): &(String, String),
+) {
+    let quoted = quote(&people.staff, order_id, Some(sku)).await;
+    let form = held_for_a_lead(&people.staff, &quoted["quote_id"]).await;
     let (first, second) = tokio::join!(
-        release_as(&lead_a, &quoted["quote_id"], &form),
-        release_as(&lead_b, &quoted["quote_id"], &form),
+        release_as(&people.lead_a, &quoted["quote_id"], &form),
+        release_as(&people.lead_b, &quoted["quote_id"], &form),
     );
     let results = [first, second];
     let winner = results
@@ -146,20 +160,25 @@ pub(super) async fn spent_and_forged_states(shop: &Shop, replicas: &[Replica; 2]
         "{}",
         tool_error(loser)
     );
-    // Replayed after the release: refused, released by the same lead, once.
-    let replayed = release_as(&lead_a, &quoted["quote_id"], &form).await;
+    let replayed = release_as(&people.lead_a, &quoted["quote_id"], &form).await;
     assert!(tool_error(&replayed).contains(&format!("{winner} released it")));
     assert_eq!(
-        standing(shop, &raced).await,
+        standing(shop, order_id).await,
         ("released".into(), Some(winner))
     );
+}
 
-    // Replayed after a decline: refused, still held; a fresh form can still release it.
-    let quoted = quote(&staff, &declined_order, Some(&declined_sku)).await;
-    let form = held_for_a_lead(&staff, &quoted["quote_id"]).await;
-    let no = completed(&lead_b, &quoted["quote_id"], &form, declined()).await;
+/// Replayed after a decline: refused, still held; a fresh form can still release it.
+async fn replayed_after_a_decline(
+    shop: &Shop,
+    people: &People,
+    (order_id, sku): &(String, String),
+) {
+    let quoted = quote(&people.staff, order_id, Some(sku)).await;
+    let form = held_for_a_lead(&people.staff, &quoted["quote_id"]).await;
+    let no = completed(&people.lead_b, &quoted["quote_id"], &form, declined()).await;
     assert!(tool_error(&no).contains("declined to release refund"));
-    let replayed = completed(&lead_a, &quoted["quote_id"], &form, yes()).await;
+    let replayed = completed(&people.lead_a, &quoted["quote_id"], &form, yes()).await;
     assert!(
         tool_error(&replayed).contains(
             "was answered already: lead-0002 declined it, so the shop still holds it. To ask a lead again, call issue_refund again without requestState."
@@ -167,8 +186,12 @@ pub(super) async fn spent_and_forged_states(shop: &Shop, replicas: &[Replica; 2]
         "{}",
         tool_error(&replayed)
     );
-    assert_eq!(standing(shop, &declined_order).await, ("held".into(), None));
-    let fresh = held_for_a_lead(&staff, &quoted["quote_id"]).await;
-    let released = json(&release_as(&lead_a, &quoted["quote_id"], &fresh).await);
+    assert_eq!(standing(shop, order_id).await, ("held".into(), None));
+    let fresh = held_for_a_lead(&people.staff, &quoted["quote_id"]).await;
+    let released = json(&release_as(&people.lead_a, &quoted["quote_id"], &fresh).await);
     assert_eq!(released["released_by"], "lead-0003");
+    assert_eq!(
+        standing(shop, order_id).await,
+        ("released".into(), Some("lead-0003".into()))
+    );
 }
