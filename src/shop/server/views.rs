@@ -28,7 +28,10 @@ pub(super) fn tool_error(message: impl Into<String>) -> CallToolResult {
 pub(super) fn shop_error(error: ShopError) -> CallToolResult {
     if matches!(
         error,
-        ShopError::Database(_) | ShopError::Postgres(_) | ShopError::Corrupt(_)
+        ShopError::Database(_)
+            | ShopError::Postgres(_)
+            | ShopError::Unreachable { .. }
+            | ShopError::Corrupt(_)
     ) {
         tracing::error!(%error, "shop store failed");
     }
