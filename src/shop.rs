@@ -12,7 +12,7 @@ pub mod store;
 
 pub use data::ShopWorld;
 pub use server::ShopServer;
-pub use store::{QuoteIds, Store};
+pub use store::{PgStore, QuoteIds, SqliteStore, Store};
 
 use crate::money::Cents;
 

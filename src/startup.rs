@@ -156,8 +156,9 @@ pub fn bundled_servers() -> InProcessServers {
         .with("shop", || {
             let world = Arc::new(crate::shop::ShopWorld::bundled());
             let memory = Path::new(":memory:");
-            let store = crate::shop::Store::open(memory, &world, crate::shop::QuoteIds::Random)
-                .map_err(|e| e.to_string())?;
+            let store =
+                crate::shop::SqliteStore::open(memory, &world, crate::shop::QuoteIds::Random)
+                    .map_err(|e| e.to_string())?;
             let key: [u8; 32] = rand::random();
             let server = crate::shop::ShopServer::new(world, Arc::new(store), &key)
                 .map_err(|e| e.message.to_string())?;

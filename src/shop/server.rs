@@ -57,7 +57,7 @@ pub struct StaffId {
 #[derive(Clone)]
 pub struct ShopServer {
     world: Arc<ShopWorld>,
-    store: Arc<Store>,
+    store: Store,
     codec: Arc<RequestStateCodec>,
     tool_router: ToolRouter<Self>,
 }
@@ -105,7 +105,7 @@ impl ShopServer {
     /// `state_key` signs the lead forms' `requestState`; replicas must share it.
     pub fn new(
         world: Arc<ShopWorld>,
-        store: Arc<Store>,
+        store: impl Into<Store>,
         state_key: &[u8],
     ) -> Result<Self, ErrorData> {
         let codec = RequestStateCodec::try_new(state_key.to_vec()).map_err(|e| {
@@ -113,7 +113,7 @@ impl ShopServer {
         })?;
         Ok(Self {
             world,
-            store,
+            store: store.into(),
             codec: Arc::new(codec),
             tool_router: Self::tool_router(),
         })
@@ -130,7 +130,7 @@ impl ShopServer {
         )
     )]
     async fn get_order_status(&self, Parameters(args): Parameters<OrderArgs>) -> CallToolResult {
-        match self.store.order(&args.order_id) {
+        match self.store.order(&args.order_id).await {
             Ok((order, refunds)) => text_result(&OrderView::new(&self.world, &order, &refunds)),
             Err(e) => shop_error(e),
         }
@@ -147,7 +147,7 @@ impl ShopServer {
         )
     )]
     async fn find_orders(&self, Parameters(args): Parameters<CustomerArgs>) -> CallToolResult {
-        match self.store.orders_of(&args.customer_id) {
+        match self.store.orders_of(&args.customer_id).await {
             Ok(orders) => text_result(&json!({
                 "customer_id": ids::customer_id(&args.customer_id),
                 "orders": orders.iter().map(|o| json!({
@@ -202,6 +202,7 @@ impl ShopServer {
         match self
             .store
             .quote(&args.order_id, args.sku.as_deref(), &args.reason)
+            .await
         {
             Ok(quote) => {
                 let item = quote
@@ -249,10 +250,12 @@ impl ShopServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let staff = staff_of(&ctx);
         if let Some(sealed) = state {
-            return self.finish_release(&args, &sealed, responses, staff.as_ref());
+            return self
+                .finish_release(&args, &sealed, responses, staff.as_ref())
+                .await;
         }
         let issuer = staff.as_ref().map(|s| s.id.as_str());
-        let (refund, _) = match self.store.issue(&args.quote_id, issuer) {
+        let (refund, _) = match self.store.issue(&args.quote_id, issuer).await {
             Ok(issued) => issued,
             Err(e) => return Ok(shop_error(e).into()),
         };
@@ -279,7 +282,7 @@ impl ShopServer {
                 ClientCapabilities::builder().enable_elicitation().build(),
             ));
         }
-        self.ask_lead(&refund, staff.is_some())
+        self.ask_lead(&refund, staff.is_some()).await
     }
 }
 
@@ -394,6 +397,6 @@ impl ServerHandler for ShopServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        Ok(self.prompt(request)?.into())
+        Ok(self.prompt(request).await?.into())
     }
 }

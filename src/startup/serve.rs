@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::{ServeCommand, ShopArgs};
 use crate::partner::{Parcels, PartnerServer};
 use crate::shop::http::{StaffTokens, TOKENS_ENV};
+use crate::shop::store::is_postgres;
 use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
 
 /// The environment variable that may hold the key signing the shop's `requestState`
@@ -63,9 +64,15 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
     if let QuoteIds::Seeded(seed) = ids {
         tracing::warn!(seed, "quote IDs are seeded: for replays and tests only");
     }
-    let store = Store::open(&db, &world, ids)
-        .with_context(|| format!("opening the shop's database {}", db.display()))?;
-    let server = ShopServer::new(Arc::new(world), Arc::new(store), &state_key()?)?;
+    let store = Store::open(&db, &world, ids).await.with_context(|| {
+        if db.to_str().is_some_and(is_postgres) {
+            "opening the shop's database in PostgreSQL".to_owned()
+        } else {
+            format!("opening the shop's database {}", db.display())
+        }
+    })?;
+    let at = store.at(&db);
+    let server = ShopServer::new(Arc::new(world), store, &state_key()?)?;
     if let (Some(addr), Some(tokens)) = (args.http, tokens) {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -94,10 +101,10 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
             }
             on_signal.cancel();
         });
-        tracing::info!(addr = %listener.local_addr()?, db = %db.display(), "shop-support serving Streamable HTTP at /mcp");
+        tracing::info!(addr = %listener.local_addr()?, db = %at, "shop-support serving Streamable HTTP at /mcp");
         crate::shop::http::serve(listener, server, tokens, shutdown).await?;
     } else {
-        tracing::info!(db = %db.display(), "shop-support serving on stdio");
+        tracing::info!(db = %at, "shop-support serving on stdio");
         crate::serve::stdio(server).await?;
     }
     Ok(())

@@ -20,6 +20,7 @@ mod recorded_run;
 mod resume;
 mod shop_data;
 mod shop_http;
+mod shop_replicas;
 mod shop_server;
 mod shop_store;
 mod support;

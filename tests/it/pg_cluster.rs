@@ -90,6 +90,26 @@ impl PgCluster {
         self.url(&self.admin_user, &self.admin_password)
     }
 
+    /// The administrator's address as a `postgres://` URL, with the password in it unless
+    /// `with_password` is false (then it comes from `PGPASSWORD`: [`Self::admin_password`]).
+    pub fn admin_uri(&self, with_password: bool) -> String {
+        let password = match with_password {
+            true => format!(":{}", percent(&self.admin_password)),
+            false => String::new(),
+        };
+        format!(
+            "postgres://{}{password}@{}:{}/{}",
+            percent(&self.admin_user),
+            self.host,
+            self.port,
+            self.db
+        )
+    }
+
+    pub fn admin_password(&self) -> &str {
+        &self.admin_password
+    }
+
     pub fn admin_user(&self) -> &str {
         &self.admin_user
     }
@@ -385,4 +405,16 @@ fn run(program: &str, args: &[&str]) -> String {
         .unwrap_or_else(|e| panic!("{program}: {e}"));
     assert!(output.status.success(), "{program} {args:?}: {output:?}");
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `text` as it may stand in a URL's user or password.
+fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support_desk::recording::{Event, Recording};
-use support_desk::shop::{QuoteIds, ShopWorld, Store};
+use support_desk::shop::{QuoteIds, ShopWorld, SqliteStore};
 
 use crate::mock_model::{Brain, MockModel, call, tool_messages, words};
 use crate::support::BIN;
@@ -153,7 +153,7 @@ impl Desk {
     /// Every refund in the shop's database, by quote.
     fn refunds(&self) -> Vec<String> {
         let world = ShopWorld::bundled();
-        let store = Store::open(
+        let store = SqliteStore::open(
             &self.dir.path().join("shop.sqlite3"),
             &world,
             QuoteIds::Seeded(4217),

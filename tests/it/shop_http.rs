@@ -51,8 +51,12 @@ async fn start() -> Running {
 }
 
 async fn connect(running: &Running, token: Option<&str>, lead: Lead) -> Result<Client, String> {
-    let mut config =
-        StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", running.addr));
+    connect_to(&format!("http://{}/mcp", running.addr), token, lead).await
+}
+
+/// A real rmcp Streamable HTTP client at `url`, with `token` as its bearer token.
+pub async fn connect_to(url: &str, token: Option<&str>, lead: Lead) -> Result<Client, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     if let Some(token) = token {
         config = config.auth_header(token);
     }
@@ -62,9 +66,12 @@ async fn connect(running: &Running, token: Option<&str>, lead: Lead) -> Result<C
         .map_err(|e| e.to_string())
 }
 
+/// A release form to answer: its input request's key and the sealed state.
+pub type Form = (String, Option<String>);
+
 /// Asks for `issue_refund` once, without answering anything yet: the release form and its
 /// sealed state, for whoever will answer it.
-async fn held_for_a_lead(client: &Client, quote_id: &Value) -> (String, Option<String>) {
+pub async fn held_for_a_lead(client: &Client, quote_id: &Value) -> Form {
     let Value::Object(arguments) = json!({"quote_id": quote_id}) else {
         unreachable!("an object");
     };
@@ -83,24 +90,32 @@ async fn held_for_a_lead(client: &Client, quote_id: &Value) -> (String, Option<S
     }
 }
 
-/// Answers the release form with yes, as `client`'s person, retrying the call with the state.
-async fn release_as(
+/// Retries the call with the form's state and `answer` (an elicitation result), as
+/// `client`'s person: what the shop says, a protocol error included.
+pub async fn answer_as(
     client: &Client,
     quote_id: &Value,
-    (key, state): &(String, Option<String>),
-) -> CallToolResult {
+    (key, state): &Form,
+    answer: Value,
+) -> Result<CallToolResponse, rmcp::service::ServiceError> {
     let Value::Object(arguments) = json!({"quote_id": quote_id}) else {
         unreachable!("an object");
     };
     let mut params = CallToolRequestParams::new("issue_refund").with_arguments(arguments);
     let mut responses = InputResponses::new();
-    responses.insert(
-        key.clone(),
-        json!({"action": "accept", "content": {"release": true}}),
-    );
+    responses.insert(key.clone(), answer);
     params.input_responses = Some(responses);
     params.request_state = state.clone();
-    match client.call_tool_once(params).await.expect("the retry") {
+    client.call_tool_once(params).await
+}
+
+/// Answers the release form with yes, as `client`'s person, retrying the call with the state.
+pub async fn release_as(client: &Client, quote_id: &Value, form: &Form) -> CallToolResult {
+    let yes = json!({"action": "accept", "content": {"release": true}});
+    match answer_as(client, quote_id, form, yes)
+        .await
+        .expect("the retry")
+    {
         CallToolResponse::Complete(result) => result,
         other => panic!("an answer, not {other:?}"),
     }

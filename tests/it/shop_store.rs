@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use support_desk::money::Cents;
 use support_desk::shop::data::{Order, OrderStatus};
-use support_desk::shop::store::{Covers, RefundStatus, ShopError};
-use support_desk::shop::{QuoteIds, REFUND_LIMIT, ShopWorld, Store};
+use support_desk::shop::store::{Covers, RefundStatus, ReleaseAnswer, ShopError};
+use support_desk::shop::{QuoteIds, REFUND_LIMIT, ShopWorld, SqliteStore};
 
-fn open(path: &Path, ids: QuoteIds) -> Store {
-    Store::open(path, &ShopWorld::bundled(), ids).expect("open the shop's database")
+fn open(path: &Path, ids: QuoteIds) -> SqliteStore {
+    SqliteStore::open(path, &ShopWorld::bundled(), ids).expect("open the shop's database")
 }
 
 /// A delivered order with a line whose amount is on the given side of the limit.
@@ -190,17 +190,25 @@ fn above_the_limit_a_refund_is_held_until_a_lead_releases_it() {
     let (still, created) = store.issue(&quote.quote_id, None).expect("issue again");
     assert_eq!((still.status, created), (RefundStatus::Held, false));
     // The two-person rule: not the issuer, and not someone who is not a lead.
-    let own = store.release(&held.refund_id, Some(("staff-0007", true)), None);
+    let ask = store.ask(&held.refund_id).expect("a release form");
+    let release = |by| {
+        store.answer(
+            &held.refund_id,
+            &ask,
+            ReleaseAnswer::Release,
+            Some(by),
+            None,
+        )
+    };
     assert_eq!(
-        own.map_err(|e| e.to_string()),
+        release(("staff-0007", true)).map_err(|e| e.to_string()),
         Err(format!(
             "A lead other than staff-0007 must release refund {}: the one who issued a refund cannot release it too; it stays held.",
             held.refund_id
         ))
     );
-    let staff = store.release(&held.refund_id, Some(("staff-0012", false)), None);
     assert_eq!(
-        staff.map_err(|e| e.to_string()),
+        release(("staff-0012", false)).map_err(|e| e.to_string()),
         Err(format!(
             "Only a lead may release refund {}, and staff-0012 is not one: a lead other than staff-0007 must release this refund; it stays held.",
             held.refund_id
@@ -213,19 +221,67 @@ fn above_the_limit_a_refund_is_held_until_a_lead_releases_it() {
         "refused releases leave it held"
     );
     let released = store
-        .release(
+        .answer(
             &held.refund_id,
+            &ask,
+            ReleaseAnswer::Release,
             Some(("lead-0002", true)),
             Some("checked the photos"),
         )
         .expect("release");
     assert_eq!(released.status, RefundStatus::Released);
     assert_eq!(released.released_by.as_deref(), Some("lead-0002"));
+    // The form is spent: a second answer, even a lead's, is refused and changes nothing.
+    assert!(matches!(
+        release(("lead-0099", true)),
+        Err(ShopError::Answered { by, .. }) if by == "lead-0002"
+    ));
+    assert_eq!(store.order(&order.order_id).expect("order").1, [released]);
+}
+
+#[test]
+fn a_declined_form_is_spent_and_a_new_one_can_release() {
+    let store = open(Path::new(":memory:"), QuoteIds::Random);
+    let (order, sku) = delivered_line(true);
+    let quote = store
+        .quote(&order.order_id, Some(&sku), "cracked")
+        .expect("quote");
+    let (held, _) = store
+        .issue(&quote.quote_id, Some("staff-0007"))
+        .expect("issue");
+    let (first, second) = (
+        store.ask(&held.refund_id).expect("a form"),
+        store.ask(&held.refund_id).expect("another form"),
+    );
+    let lead = Some(("lead-0002", true));
+    let dismissed = store.answer(&held.refund_id, &first, ReleaseAnswer::Dismiss, lead, None);
+    assert_eq!(dismissed.expect("dismissed").status, RefundStatus::Held);
+    let declined = store.answer(&held.refund_id, &first, ReleaseAnswer::Hold, lead, None);
+    assert_eq!(declined.expect("declined").status, RefundStatus::Held);
+    // Holding spends every open form of the refund, not only the one answered.
+    for spent in [&first, &second] {
+        let replayed = store.answer(&held.refund_id, spent, ReleaseAnswer::Release, lead, None);
+        assert_eq!(
+            replayed.map_err(|e| e.to_string()),
+            Err(format!(
+                "This release form for refund {} was answered already: lead-0002 declined it, so the shop still holds it. To ask a lead again, call issue_refund again without requestState.",
+                held.refund_id
+            ))
+        );
+    }
+    let unknown = store.answer(
+        &held.refund_id,
+        "no-such-form",
+        ReleaseAnswer::Release,
+        lead,
+        None,
+    );
+    assert!(matches!(unknown, Err(ShopError::NoAsk(_))));
+    let fresh = store.ask(&held.refund_id).expect("a fresh form");
+    let released = store.answer(&held.refund_id, &fresh, ReleaseAnswer::Release, lead, None);
     assert_eq!(
-        store
-            .release(&held.refund_id, Some(("lead-0099", true)), None)
-            .expect("again"),
-        released
+        released.expect("released").released_by.as_deref(),
+        Some("lead-0002")
     );
 }
 

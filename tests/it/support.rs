@@ -16,7 +16,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient};
 use serde_json::Value;
 use support_desk::partner::{Parcels, PartnerServer};
-use support_desk::shop::{QuoteIds, ShopServer, ShopWorld, Store};
+use support_desk::shop::{QuoteIds, ShopServer, ShopWorld, SqliteStore, Store};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_support-desk");
 
@@ -115,18 +115,19 @@ pub fn lifecycle() -> ClientLifecycleMode {
 /// Signs lead-form state in tests.
 pub const STATE_KEY: &[u8] = b"a test key that is at least thirty-two bytes long";
 
-pub fn shop_server(store: Arc<Store>) -> ShopServer {
+pub fn shop_server(store: impl Into<Store>) -> ShopServer {
     ShopServer::new(Arc::new(ShopWorld::bundled()), store, STATE_KEY).expect("shop server")
 }
 
-pub fn memory_store(ids: QuoteIds) -> Arc<Store> {
+pub fn memory_store(ids: QuoteIds) -> Arc<SqliteStore> {
     Arc::new(
-        Store::open(Path::new(":memory:"), &ShopWorld::bundled(), ids).expect("in-memory store"),
+        SqliteStore::open(Path::new(":memory:"), &ShopWorld::bundled(), ids)
+            .expect("in-memory store"),
     )
 }
 
 /// The shop in this process, over a duplex pipe.
-pub async fn in_process_shop(store: Arc<Store>, lead: Lead) -> Client {
+pub async fn in_process_shop(store: impl Into<Store>, lead: Lead) -> Client {
     let io = support_desk::serve::in_process(shop_server(store));
     lead.serve_with_lifecycle(io, lifecycle())
         .await

@@ -13,7 +13,7 @@ use super::ShopServer;
 
 impl ShopServer {
     /// The prompt `request` names, filled in for its order.
-    pub(super) fn prompt(
+    pub(super) async fn prompt(
         &self,
         request: GetPromptRequestParams,
     ) -> Result<GetPromptResult, ErrorData> {
@@ -45,7 +45,7 @@ impl ShopServer {
                 None,
             )
         })?;
-        let order = match self.store.order(&order_id) {
+        let order = match self.store.order(&order_id).await {
             Ok((order, _)) => order,
             Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
         };

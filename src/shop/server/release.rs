@@ -14,7 +14,7 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::super::store::Refund;
+use super::super::store::{Refund, ReleaseAnswer};
 use super::super::{CURRENCY, REFUND_LIMIT, ids};
 use super::views::{refund_result, shop_error, tool_error};
 use super::{IssueArgs, RELEASE_REQUEST, ShopServer};
@@ -24,24 +24,39 @@ const RELEASE_STATE_TTL: Duration = Duration::from_secs(15 * 60);
 /// Longest note a lead may leave on a release.
 const NOTE_MAX_CHARS: u32 = 500;
 
-/// What is sealed into `requestState` while a lead decides.
+/// What is sealed into `requestState` while a lead decides: the refund, and the form the
+/// store opened for it, which is answered once.
 #[derive(Debug, Serialize, Deserialize)]
 struct ReleaseState {
     refund_id: String,
+    ask: String,
+}
+
+/// How the person answered the form, read before anything is believed.
+enum Answered {
+    Yes(Option<String>),
+    No,
+    Declined,
+    Dismissed,
 }
 
 impl ShopServer {
     /// Asks a lead, through an input request, to release the held `refund`.
-    pub(super) fn ask_lead(
+    pub(super) async fn ask_lead(
         &self,
         refund: &Refund,
         knows_who: bool,
     ) -> Result<CallToolResponse, ErrorData> {
+        let ask = match self.store.ask(&refund.refund_id).await {
+            Ok(ask) => ask,
+            Err(e) => return Ok(shop_error(e).into()),
+        };
         let sealed = self
             .codec
             .seal_json_with(
                 &ReleaseState {
                     refund_id: refund.refund_id.clone(),
+                    ask,
                 },
                 &SealOptions::new()
                     .associated_data(release_binding(&refund.quote_id).as_bytes())
@@ -70,8 +85,9 @@ impl ShopServer {
         Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
     }
 
-    /// The second round of `issue_refund`: the lead has answered the release form.
-    pub(super) fn finish_release(
+    /// The second round of `issue_refund`: the lead has answered the release form. The store
+    /// takes the answer once; a replayed state is refused there, with words that teach.
+    pub(super) async fn finish_release(
         &self,
         args: &IssueArgs,
         sealed: &str,
@@ -91,65 +107,75 @@ impl ShopServer {
                     None,
                 )
             })?;
-        let answer: ElicitResult = responses
-            .as_ref()
-            .and_then(|r| r.get(RELEASE_REQUEST))
-            .cloned()
-            .ok_or_else(|| {
-                ErrorData::invalid_params(
-                    format!("missing the {RELEASE_REQUEST} input response"),
-                    None,
-                )
-            })
-            .and_then(|v| {
-                serde_json::from_value(v)
-                    .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
-            })?;
-        let refund_id = state.refund_id;
-        let result = match answer.action {
-            ElicitationAction::Accept => {
-                let content = answer.content.unwrap_or_default();
-                let release = content.get("release").and_then(|v| v.as_bool());
-                let note = content
-                    .get("note")
-                    .and_then(|v| v.as_str())
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty());
-                match (release, note) {
-                    (None, _) => {
-                        return Err(ErrorData::invalid_params(
-                            "the release form needs a yes or no in 'release'",
-                            None,
-                        ));
-                    }
-                    (Some(_), Some(note)) if note.chars().count() > NOTE_MAX_CHARS as usize => {
-                        return Err(ErrorData::invalid_params(
-                            format!("the note is longer than {NOTE_MAX_CHARS} characters"),
-                            None,
-                        ));
-                    }
-                    (Some(true), note) => match self.store.release(
-                        &refund_id,
-                        staff.map(|s| (s.id.as_str(), s.lead)),
-                        note,
-                    ) {
-                        Ok(refund) => refund_result(&refund),
-                        Err(e) => shop_error(e),
-                    },
-                    (Some(false), _) => tool_error(format!(
-                        "The lead did not release refund {refund_id}, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid."
-                    )),
-                }
-            }
-            ElicitationAction::Decline => tool_error(format!(
+        let answered = read_answer(responses)?;
+        let (answer, note) = match &answered {
+            Answered::Yes(note) => (ReleaseAnswer::Release, note.as_deref()),
+            Answered::No | Answered::Declined => (ReleaseAnswer::Hold, None),
+            Answered::Dismissed => (ReleaseAnswer::Dismiss, None),
+        };
+        let by = staff.map(|s| (s.id.as_str(), s.lead));
+        let ReleaseState { refund_id, ask } = state;
+        let refund = match self.store.answer(&refund_id, &ask, answer, by, note).await {
+            Ok(refund) => refund,
+            Err(e) => return Ok(shop_error(e).into()),
+        };
+        let result = match answered {
+            Answered::Yes(_) => refund_result(&refund),
+            Answered::No => tool_error(format!(
+                "The lead did not release refund {refund_id}, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid."
+            )),
+            Answered::Declined => tool_error(format!(
                 "The lead declined to release refund {refund_id}, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid."
             )),
-            // Cancel, and anything a later revision adds: a dismissed form is never a yes.
-            _ => tool_error(format!(
+            Answered::Dismissed => tool_error(format!(
                 "The release form for refund {refund_id} was closed without an answer, so the shop still holds it. Nothing was paid."
             )),
         };
         Ok(result.into())
+    }
+}
+
+/// The release form's answer among `responses`; a malformed one is a protocol error.
+fn read_answer(responses: Option<rmcp::model::InputResponses>) -> Result<Answered, ErrorData> {
+    let answer: ElicitResult = responses
+        .as_ref()
+        .and_then(|r| r.get(RELEASE_REQUEST))
+        .cloned()
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!("missing the {RELEASE_REQUEST} input response"),
+                None,
+            )
+        })
+        .and_then(|v| {
+            serde_json::from_value(v).map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+        })?;
+    match answer.action {
+        ElicitationAction::Accept => {
+            let content = answer.content.unwrap_or_default();
+            let note = content
+                .get("note")
+                .and_then(|v| v.as_str())
+                .map(str::trim)
+                .filter(|n| !n.is_empty());
+            match (content.get("release").and_then(|v| v.as_bool()), note) {
+                (None, _) => Err(ErrorData::invalid_params(
+                    "the release form needs a yes or no in 'release'",
+                    None,
+                )),
+                (Some(_), Some(note)) if note.chars().count() > NOTE_MAX_CHARS as usize => {
+                    Err(ErrorData::invalid_params(
+                        format!("the note is longer than {NOTE_MAX_CHARS} characters"),
+                        None,
+                    ))
+                }
+                (Some(true), note) => Ok(Answered::Yes(note.map(str::to_owned))),
+                (Some(false), _) => Ok(Answered::No),
+            }
+        }
+        ElicitationAction::Decline => Ok(Answered::Declined),
+        // Cancel, and anything a later revision adds: a dismissed form is never a yes.
+        _ => Ok(Answered::Dismissed),
     }
 }
 

@@ -26,7 +26,13 @@ pub(super) fn tool_error(message: impl Into<String>) -> CallToolResult {
 }
 
 pub(super) fn shop_error(error: ShopError) -> CallToolResult {
-    if matches!(error, ShopError::Database(_) | ShopError::Corrupt(_)) {
+    if matches!(
+        error,
+        ShopError::Database(_)
+            | ShopError::Postgres(_)
+            | ShopError::Unreachable { .. }
+            | ShopError::Corrupt(_)
+    ) {
         tracing::error!(%error, "shop store failed");
     }
     tool_error(error.to_string())

@@ -149,8 +149,31 @@ pub enum ShopError {
         "A lead other than {issuer} must release refund {refund}: the one who issued a refund cannot release it too; it stays held."
     )]
     OwnRefund { refund: String, issuer: String },
+    /// A replayed `requestState`: its form has had its answer.
+    #[error(
+        "This release form for refund {refund} was answered already: {by} {answer} it, {}",
+        answered_advice(answer)
+    )]
+    Answered {
+        refund: String,
+        answer: String,
+        by: String,
+    },
+    #[error(
+        "The shop has no open release form for refund {0} with this requestState. Call issue_refund again without requestState for a fresh form."
+    )]
+    NoAsk(String),
     #[error("the shop's database failed ({0}); try again, and report it if it keeps failing")]
     Database(#[from] rusqlite::Error),
+    #[error(
+        "the shop's database failed ({}); try again, and report it if it keeps failing",
+        pg_detail(.0)
+    )]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error(
+        "cannot reach or log in to the shop's PostgreSQL at {at} ({detail}); check the address, the password (in the address or PGPASSWORD) and that the server runs"
+    )]
+    Unreachable { at: String, detail: String },
     #[error("the shop's database holds a record it cannot read ({0}); report it")]
     Corrupt(String),
 }
@@ -165,5 +188,22 @@ fn not_refundable_advice(status: OrderStatus) -> &'static str {
         }
         OrderStatus::Cancelled => "A cancelled order was never charged.",
         OrderStatus::Delivered | OrderStatus::Returned => "",
+    }
+}
+
+fn answered_advice(answer: &str) -> &'static str {
+    if answer == "released" {
+        "and nothing is paid twice. Call issue_refund again without requestState to see the refund as it stands."
+    } else {
+        "so the shop still holds it. To ask a lead again, call issue_refund again without requestState."
+    }
+}
+
+/// The server's own words: tokio-postgres shows only "db error" otherwise.
+pub(crate) fn pg_detail(error: &tokio_postgres::Error) -> String {
+    match (error.as_db_error(), std::error::Error::source(error)) {
+        (Some(db), _) => db.message().to_owned(),
+        (None, Some(cause)) => format!("{error}: {cause}"),
+        (None, None) => error.to_string(),
     }
 }

@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::super::data::Order;
 use super::model::{Covers, Quote, Refund, RefundStatus, ShopError};
+use super::rules;
 use crate::money::Cents;
 
 /// How many prepared statements a connection keeps: every statement of the store, with room.
@@ -95,7 +96,7 @@ pub(super) fn load_quote(conn: &Connection, quote_id: &str) -> Result<Quote, Sho
 fn refund_row_at(r: &rusqlite::Row<'_>, base: usize) -> rusqlite::Result<Refund> {
     let status = r.get_ref(base + 5)?;
     Ok(Refund {
-        refund_id: format!("R-{:04}", r.get::<_, i64>(base)?),
+        refund_id: rules::refund_id(r.get(base)?),
         quote_id: r.get(base + 1)?,
         order_id: r.get(base + 2)?,
         sku: r.get(base + 3)?,
@@ -142,19 +143,5 @@ pub(super) fn refuse_if_refunded(
     sku: Option<&str>,
     other_than_quote: Option<&str>,
 ) -> Result<(), ShopError> {
-    let clash = refunds_of(conn, order_id)?.into_iter().find(|refund| {
-        Some(refund.quote_id.as_str()) != other_than_quote
-            && (sku.is_none() || refund.sku.is_none() || refund.sku.as_deref() == sku)
-    });
-    match clash {
-        None => Ok(()),
-        Some(refund) => Err(ShopError::AlreadyRefunded {
-            what: match (&refund.sku, sku) {
-                (Some(line), _) => format!("Order {order_id}'s line {line}"),
-                (None, _) => format!("Order {order_id}"),
-            },
-            refund_id: refund.refund_id,
-            status: refund.status.as_str(),
-        }),
-    }
+    rules::refuse_clash(refunds_of(conn, order_id)?, order_id, sku, other_than_quote)
 }
