@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use support_desk::record::Lifecycle;
 use support_desk::record::postgres::PgRecord;
 use support_desk::recording::Event;
+use support_desk::shop::QuoteIds;
 use support_desk::shop::http::StaffTokens;
+use support_desk::shop::store::SqliteStore;
 use support_desk::shop::store::{Refund, RefundStatus};
-use support_desk::shop::{QuoteIds, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::desk_pty::Desk;
@@ -34,7 +35,7 @@ const AWAITS: &str =
 /// record at hand to see who released what.
 struct Shop {
     addr: SocketAddr,
-    store: Arc<Store>,
+    store: Arc<SqliteStore>,
     shutdown: CancellationToken,
 }
 
