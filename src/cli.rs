@@ -252,9 +252,10 @@ pub struct ShopArgs {
     /// tables with id, role (staff or lead) and token_env (the variable holding the token).
     #[arg(long, value_name = "FILE", requires = "http")]
     pub staff: Option<PathBuf>,
-    /// The SQLite file of record (created and seeded when new), or ":memory:".
-    /// Default: shop.sqlite3 in the user's data directory.
-    #[arg(long, value_name = "PATH")]
+    /// The SQLite file of record (created and seeded when new), ":memory:", or a
+    /// postgres://NAME@HOST:PORT/DB address that replicas share (password from the address or
+    /// PGPASSWORD). Default: shop.sqlite3 in the user's data directory.
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Derive quote IDs from this seed instead of at random, so a recorded run replays.
     /// For replays and tests only: seeded quote IDs can be worked out by anyone.
