@@ -114,6 +114,7 @@ async fn connect_all(
             data_dir: storage.data_dir.clone(),
             connect_timeout: config.limits.connect_timeout(),
             builtins: builtins.clone(),
+            ..Reach::default()
         };
         match ServerConn::connect_with(prefix, server, questions.clone(), reach).await {
             Ok(conn) => servers.push(Arc::new(conn)),
