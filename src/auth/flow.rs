@@ -39,6 +39,27 @@ pub enum SignInError {
 }
 
 impl Target {
+    /// The server `prefix` as the config describes it, with the person's grant in
+    /// `data_dir`; `None` for a server not reached over HTTP.
+    pub fn for_server(
+        prefix: &str,
+        server: &crate::config::ServerConfig,
+        data_dir: &std::path::Path,
+    ) -> Result<Option<Self>, String> {
+        let Some(url) = &server.url else {
+            return Ok(None);
+        };
+        let identity = ClientIdentity::from_config(prefix, server.oauth.as_ref(), |var| {
+            std::env::var(var).ok()
+        })?;
+        Ok(Some(Self {
+            prefix: prefix.to_owned(),
+            url: url.clone(),
+            identity,
+            store: GrantStore::new(data_dir, prefix, url),
+        }))
+    }
+
     fn failed(&self, source: AuthError) -> SignInError {
         SignInError::Auth {
             prefix: self.prefix.clone(),

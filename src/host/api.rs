@@ -127,6 +127,8 @@ pub struct ServerSummary {
     pub tools: Vec<String>,
     /// Connection trouble, if any; the rest of the desk keeps working without this server.
     pub error: Option<String>,
+    /// The server asks for a sign-in: the command that signs in (`support-desk login shop`).
+    pub sign_in: Option<String>,
 }
 
 /// What a tool's annotations claim (claims of the server, not facts).

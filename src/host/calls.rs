@@ -126,6 +126,19 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
                     tracing::warn!(server = %conn.prefix, tool = %plan.tool, "connection lost; retrying this read once");
                     continue;
                 }
+                // A server that now asks for a sign-in (expired or revoked) says so on the
+                // reconnect, with the command that signs in.
+                if let Err(e) = conn.live().await
+                    && let Some(command) = e.sign_in_command()
+                {
+                    return CallRun::failed(
+                        format!(
+                            "{} asks you to sign in again: run `{command}`; the call may not have reached it, so check its effect before trying again",
+                            conn.prefix
+                        ),
+                        exchanges,
+                    );
+                }
                 let why = if plan.retry_if_lost {
                     "server gone: the connection was lost again after a retry"
                 } else {

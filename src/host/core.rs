@@ -127,6 +127,7 @@ async fn connect_all(
                     revision: None,
                     tools: vec![],
                     error: Some(e.to_string()),
+                    sign_in: e.sign_in_command().map(str::to_owned),
                 });
             }
         }
@@ -212,6 +213,7 @@ impl Host {
                     .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
                     .unwrap_or_default(),
                 error: None,
+                sign_in: None,
             });
         }
         host.summaries.sort_by(|a, b| a.prefix.cmp(&b.prefix));

@@ -12,7 +12,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
 use super::servers::{ConnectError, ServerConn};
-use crate::auth::{ClientIdentity, GrantStore, SigningClient, Target};
+use crate::auth::{SigningClient, Target};
 use crate::config::{Transport, resolve_value};
 use crate::tls;
 
@@ -147,18 +147,16 @@ pub(super) enum Opened {
 
 impl ServerConn {
     /// Who signs in to this server, and where their grant is kept.
-    pub fn sign_in_target(&self, data_dir: &std::path::Path, url: &str) -> Result<Target, String> {
-        let identity = match &self.identity {
-            Some(identity) => identity.clone(),
-            None => ClientIdentity::from_config(&self.prefix, self.config.oauth.as_ref(), |var| {
-                std::env::var(var).ok()
-            })?,
-        };
-        Ok(Target {
-            prefix: self.prefix.clone(),
-            url: url.to_owned(),
-            identity,
-            store: GrantStore::new(data_dir, &self.prefix, url),
+    fn sign_in_target(&self, data_dir: &std::path::Path, url: &str) -> Result<Target, String> {
+        let target = Target::for_server(&self.prefix, &self.config, data_dir)?
+            .ok_or_else(|| format!("server '{}' has no URL to sign in to", self.prefix))?;
+        Ok(match &self.identity {
+            Some(identity) => Target {
+                identity: identity.clone(),
+                url: url.to_owned(),
+                ..target
+            },
+            None => target,
         })
     }
 }

@@ -12,6 +12,7 @@ mod fuzz;
 mod host;
 mod interop;
 mod mock_model;
+mod oauth;
 mod partner;
 mod pg_cluster;
 mod postgres;

@@ -2,10 +2,11 @@
 
 use std::net::SocketAddr;
 
-use rmcp::ClientServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputResponses};
+use rmcp::service::Peer;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientServiceExt, RoleClient};
 use serde_json::Value;
 use serde_json::json;
 use support_desk::shop::QuoteIds;
@@ -64,7 +65,10 @@ async fn connect(running: &Running, token: Option<&str>, lead: Lead) -> Result<C
 
 /// Asks for `issue_refund` once, without answering anything yet: the release form and its
 /// sealed state, for whoever will answer it.
-async fn held_for_a_lead(client: &Client, quote_id: &Value) -> (String, Option<String>) {
+pub(crate) async fn held_for_a_lead(
+    client: &Peer<RoleClient>,
+    quote_id: &Value,
+) -> (String, Option<String>) {
     let Value::Object(arguments) = json!({"quote_id": quote_id}) else {
         unreachable!("an object");
     };
@@ -84,8 +88,8 @@ async fn held_for_a_lead(client: &Client, quote_id: &Value) -> (String, Option<S
 }
 
 /// Answers the release form with yes, as `client`'s person, retrying the call with the state.
-async fn release_as(
-    client: &Client,
+pub(crate) async fn release_as(
+    client: &Peer<RoleClient>,
     quote_id: &Value,
     (key, state): &(String, Option<String>),
 ) -> CallToolResult {
