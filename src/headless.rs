@@ -176,6 +176,7 @@ pub(super) async fn work(
                 }
             }
             HostEvent::Happened { .. }
+            | HostEvent::SignInOpen { .. }
             | HostEvent::Record(_)
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_) => {}

@@ -64,6 +64,8 @@ pub enum Command {
     TakeOver { ticket: TicketId, reason: String },
     /// List every server's resources again (the person's picker).
     ListResources,
+    /// Sign in to a server that asked for it, and connect it.
+    SignIn { server: String },
     /// Stop: close every server connection and end the host task.
     Shutdown,
 }

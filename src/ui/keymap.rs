@@ -36,6 +36,8 @@ pub enum Action {
     PreviousMatch,
     /// Leave the search, keeping the ticket it found.
     EndSearch,
+    /// Sign in to the server that asks for it (the status bar says which).
+    SignIn,
     /// Leave the open question for later (it stays queued, and stays back until asked for).
     PutBack,
 }
@@ -152,6 +154,12 @@ pub const DESK: &[Binding] = &[
         "t",
         Action::TakeOver,
         "take the ticket over from the desk that holds it, saying why (a lead's call)",
+    ),
+    bind(
+        &[Key::Char('L'), Key::Shifted('l')],
+        "L",
+        Action::SignIn,
+        "sign in to a server that asks for it (the status bar names it)",
     ),
     bind(
         &[Key::Char('/')],

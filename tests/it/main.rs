@@ -26,3 +26,4 @@ mod support;
 mod team;
 mod tls;
 mod ui_desk;
+mod ui_sign_in;

@@ -17,7 +17,7 @@ use support_desk::recording::Event;
 use support_desk::ui::app::{App, Modal, Status};
 use support_desk::ui::render::render;
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(crate) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
@@ -62,7 +62,7 @@ fn app() -> App {
     app
 }
 
-fn screen(app: &App, width: u16, height: u16) -> String {
+pub(crate) fn screen(app: &App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
     terminal.draw(|frame| render(app, frame)).expect("draw");
     format!("{}", terminal.backend())
