@@ -140,6 +140,23 @@ async fn connect_all(
     (servers, summaries)
 }
 
+/// A connected server as the desk shows it.
+pub(super) async fn summary_of(conn: &ServerConn) -> ServerSummary {
+    let live = conn.current().await;
+    ServerSummary {
+        prefix: conn.prefix.clone(),
+        origin: conn.origin.clone(),
+        name: live.as_ref().and_then(|l| l.name.clone()),
+        revision: live.as_ref().map(|l| l.revision.clone()),
+        tools: live
+            .as_ref()
+            .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
+            .unwrap_or_default(),
+        error: None,
+        sign_in: None,
+    }
+}
+
 /// How one ticket went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TicketRun {
@@ -209,19 +226,7 @@ impl Host {
         host.refresh_tools().await;
         host.attached = host.attach_marked_resources().await;
         for conn in host.connected() {
-            let live = conn.current().await;
-            summaries.push(ServerSummary {
-                prefix: conn.prefix.clone(),
-                origin: conn.origin.clone(),
-                name: live.as_ref().and_then(|l| l.name.clone()),
-                revision: live.as_ref().map(|l| l.revision.clone()),
-                tools: live
-                    .as_ref()
-                    .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
-                    .unwrap_or_default(),
-                error: None,
-                sign_in: None,
-            });
+            summaries.push(summary_of(&conn).await);
         }
         summaries.sort_by(|a, b| a.prefix.cmp(&b.prefix));
         let _ = host.events.send(HostEvent::Servers(summaries.clone()));

@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use super::api::ServerSummary;
-use super::core::Host;
+use super::core::{Host, summary_of};
 use super::events::HostEvent;
 use super::servers::{Reach, ServerConn};
 use crate::auth::{Loopback, Target, challenge_of, sign_in};
@@ -60,19 +59,7 @@ impl Host {
         let conn = ServerConn::connect_with(prefix, server, self.questions.clone(), reach)
             .await
             .map_err(|e| e.to_string())?;
-        let live = conn.current().await;
-        let summary = ServerSummary {
-            prefix: prefix.to_owned(),
-            origin: conn.origin.clone(),
-            name: live.as_ref().and_then(|l| l.name.clone()),
-            revision: live.as_ref().map(|l| l.revision.clone()),
-            tools: live
-                .as_ref()
-                .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
-                .unwrap_or_default(),
-            error: None,
-            sign_in: None,
-        };
+        let summary = summary_of(&conn).await;
         self.servers
             .write()
             .unwrap_or_else(|p| p.into_inner())

@@ -25,7 +25,7 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn app() -> App {
+pub(crate) fn app() -> App {
     let mut app = App::new(
         support_desk::tickets::bundled(),
         "replay:recordings/ticket-runs (131 recorded model calls)".into(),

@@ -9,32 +9,23 @@ use support_desk::ui::app::{App, Modal};
 
 use crate::ui_desk::{key, screen};
 
+/// The desk of `ui_desk`, its shop now asking for a sign-in.
 fn desk_with_a_server_asking_for_a_sign_in() -> App {
-    let mut app = App::new(
-        support_desk::tickets::bundled(),
-        "replay:recordings/ticket-runs (131 recorded model calls)".into(),
-        "dana".into(),
-    );
-    app.on_host(HostEvent::Servers(vec![
-        ServerSummary {
-            prefix: "partner".into(),
-            origin: "in-process partner".into(),
-            name: Some("partner-tracking".into()),
-            revision: Some("2026-07-28".into()),
-            tools: vec!["track_parcel".into()],
-            error: None,
-            sign_in: None,
-        },
-        ServerSummary {
-            prefix: "shop".into(),
-            origin: "https://shop.example/mcp".into(),
-            name: None,
-            revision: None,
-            tools: vec![],
-            error: Some("server 'shop' (https://shop.example/mcp) asks you to sign in: run `support-desk login shop`, then start again".into()),
-            sign_in: Some("support-desk login shop".into()),
-        },
-    ]));
+    let mut app = crate::ui_desk::app();
+    let shop = app
+        .servers
+        .iter_mut()
+        .find(|s| s.prefix == "shop")
+        .expect("the shop");
+    *shop = ServerSummary {
+        origin: "https://shop.example/mcp".into(),
+        name: None,
+        revision: None,
+        tools: vec![],
+        error: Some("server 'shop' (https://shop.example/mcp) asks you to sign in: run `support-desk login shop`, then start again".into()),
+        sign_in: Some("support-desk login shop".into()),
+        ..shop.clone()
+    };
     app
 }
 
