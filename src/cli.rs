@@ -49,8 +49,12 @@ pub enum Command {
     },
     /// Work the ticket queue without a person: scripted consent and lead answers.
     Run(RunArgs),
-    /// Connect to every configured server and describe it.
+    /// Connect to every configured server and describe it, with your sign-in to each.
     Servers(CommonArgs),
+    /// Sign in to a server that asks for it (OAuth): prints the address to open.
+    Login(crate::auth::commands::LoginArgs),
+    /// Remove your sign-in to a server.
+    Logout(crate::auth::commands::LogoutArgs),
     /// Print every ticket's state as the desk's record has it.
     Queue(QueueArgs),
     /// Write the desk's record as a JSONL recording (for review, summary and replay:).
@@ -264,6 +268,8 @@ pub struct ShopArgs {
     /// Read the shop's world from this directory instead of the bundled one.
     #[arg(long, value_name = "DIR")]
     pub assets: Option<PathBuf>,
+    #[command(flatten)]
+    pub oauth: Box<crate::shop::oauth::OAuthArgs>,
 }
 
 #[derive(Debug, Args)]
@@ -345,6 +351,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Serve { server } => crate::startup::serve::serve(server).await,
         Command::Run(args) => run(args).await,
         Command::Queue(args) => queue(args).await,
+        Command::Login(args) => crate::auth::commands::login(args).await,
+        Command::Logout(args) => crate::auth::commands::logout(args).await,
         Command::Team { command } => team(command).await,
         Command::Approvals(args) => approvals(args).await,
         Command::Approve(args) => approve(args).await,

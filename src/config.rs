@@ -146,6 +146,10 @@ pub struct ServerConfig {
     /// The environment variable holding a bearer token for `url`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bearer_token_env: Option<String>,
+    /// How the desk signs in to `url` with OAuth when the server asks (`[servers.X.oauth]`);
+    /// without it the desk still signs in, registering itself with the authorization server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<crate::auth::OAuthConfig>,
     /// A PEM file of CA certificates trusted for an `https://` `url`, besides the system's
     /// roots (for a server whose certificate a private CA signed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -407,7 +411,7 @@ fn valid_prefix(prefix: &str) -> bool {
 const TRANSPORTS: [(&str, &[&str]); 3] = [
     ("command", &["args", "env"]),
     ("in_process", &[]),
-    ("url", &["headers", "bearer_token_env", "ca_file"]),
+    ("url", &["headers", "bearer_token_env", "ca_file", "oauth"]),
 ];
 
 /// Merges one layer's `[servers.*]` over the earlier ones: a server given a transport key

@@ -9,8 +9,11 @@
 //! answers every form with each field's default. Auto-accepting is allowed here only: in the
 //! desk a person answers every form.
 //!
-//! Flows the desk leaves out on purpose (OAuth, skills) are tried the way the desk would try
-//! them, then the binary exits 0 and logs why: the suite records the failed checks, and
+//! In the OAuth scenarios the desk signs in whenever the server asks, as it does for a
+//! person, except that the suite's authorization server approves at once and its redirect is
+//! read instead of followed. Flows the desk leaves out on purpose (DPoP, enterprise-managed
+//! authorization, workload identity, skills) are tried the way the desk would try them,
+//! then the binary exits 0 and logs why: the suite records the failed checks, and
 //! `tests/conformance/baseline-*.yml` says why each one is expected.
 
 mod context;
@@ -29,6 +32,7 @@ const SCENARIO_DEADLINE: Duration = Duration::from_secs(25);
 
 pub fn main() -> ExitCode {
     crate::logging::to_stderr();
+    crate::tls::install_default_provider();
     // The suite appends the URL to whatever command line it was given.
     let Some(url) = std::env::args().skip(1).next_back() else {
         tracing::error!("usage: desk-conformance <server-url> (run by the conformance suite)");

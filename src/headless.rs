@@ -91,6 +91,24 @@ async fn answer_lead_forms_here(config: &mut DeskConfig, storage: &Storage) -> a
     Ok(())
 }
 
+/// Waits for the servers as the host connected them; the sign-in a server asks for, in
+/// words with the command to run.
+async fn sign_in_needed(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<HostEvent>,
+) -> Option<String> {
+    while let Some(event) = events.recv().await {
+        if let HostEvent::Servers(servers) = event {
+            let needing: Vec<String> = servers
+                .iter()
+                .filter(|s| s.sign_in.is_some())
+                .filter_map(|s| s.error.clone())
+                .collect();
+            return (!needing.is_empty()).then(|| needing.join("; "));
+        }
+    }
+    None
+}
+
 /// The config's tickets, after checking that every ID asked for is one of them.
 pub(super) fn checked_tickets(config: &DeskConfig, ids: &[String]) -> anyhow::Result<Vec<Ticket>> {
     let tickets = load_tickets(config)?;
@@ -150,6 +168,19 @@ pub(super) async fn work(
         person_prompt: prompt.clone(),
     });
     let answering = tokio::spawn(answer_by_script(questions, options.script));
+    // A server that asks for a sign-in stops the run before any ticket: nobody is here to
+    // open a browser, and the person who can runs the command it names.
+    if let Some(command) = sign_in_needed(&mut events).await {
+        commands.send(Command::Shutdown).await?;
+        while let Some(event) = events.recv().await {
+            if matches!(event, HostEvent::Stopped) {
+                break;
+            }
+        }
+        task.await?;
+        answering.abort();
+        bail!("{command}");
+    }
     commands
         .send(Command::WorkQueue {
             tickets: ids,
@@ -181,6 +212,7 @@ pub(super) async fn work(
                 }
             }
             HostEvent::Happened { .. }
+            | HostEvent::SignInOpen { .. }
             | HostEvent::Record(_)
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_)

@@ -19,6 +19,7 @@ pub mod prompt;
 mod prompts;
 mod resources;
 pub mod servers;
+mod sign_in;
 pub mod summary;
 pub mod task;
 mod team;

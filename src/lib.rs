@@ -4,6 +4,7 @@
 //! the shop and its delivery partner are ordinary MCP servers that the desk reaches the same
 //! way it would reach anyone else's.
 
+pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod data;
 pub mod http;
 pub mod ids;
+pub mod oauth;
 pub mod server;
 pub mod store;
 

@@ -1,6 +1,7 @@
 //! What the suite passes in `MCP_CONFORMANCE_CONTEXT`: the tool calls some scenarios want
-//! made, with their exact arguments. Other keys (OAuth client credentials, the scenario's
-//! name) are left alone: the desk has no use for them.
+//! made, with their exact arguments, and for the OAuth scenarios the client the
+//! authorization server has registered (its ID and secret, or the private key its
+//! assertions are signed with). Other keys (the scenario's name) are left alone.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -10,6 +11,14 @@ use serde_json::{Map, Value};
 pub struct Context {
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    #[serde(default, rename = "client_id")]
+    pub client_id: Option<String>,
+    #[serde(default, rename = "client_secret")]
+    pub client_secret: Option<String>,
+    #[serde(default, rename = "private_key_pem")]
+    pub private_key_pem: Option<String>,
+    #[serde(default, rename = "signing_algorithm")]
+    pub signing_algorithm: Option<String>,
 }
 
 /// One call the scenario asks for. Argument values go as given, `null` included: leaving a
@@ -59,13 +68,22 @@ mod tests {
                     arguments: Map::new(),
                 },
             ],
+            client_id: Some("x".into()),
+            ..Context::default()
         };
         assert_eq!(Context::parse(&text).ok(), Some(expected));
     }
 
     #[test]
-    fn a_context_without_tool_calls_asks_for_none() {
-        let context = Context::parse(r#"{"name": "auth/pre-registration", "client_id": "c"}"#);
-        assert_eq!(context.ok(), Some(Context::default()));
+    fn a_context_without_tool_calls_asks_for_none_and_keeps_the_client() {
+        let context = Context::parse(
+            r#"{"name": "auth/pre-registration", "client_id": "c", "client_secret": "s"}"#,
+        );
+        let expected = Context {
+            client_id: Some("c".into()),
+            client_secret: Some("s".into()),
+            ..Context::default()
+        };
+        assert_eq!(context.ok(), Some(expected));
     }
 }

@@ -10,10 +10,11 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use super::{Context, Scenario, ToolCall};
+use crate::auth::{ClientIdentity, Headless, PrivateKey, SignInPolicy};
 use crate::config::{DeskConfig, Limits, ServerConfig};
 use crate::host::api::{ConsentAnswer, FormAnswer, FormKind, Outcome, Question};
 use crate::host::calls::{self, CallPlan};
-use crate::host::servers::{Live, ServerConn};
+use crate::host::servers::{Live, Reach, ServerConn};
 
 /// The prefix the scenario's server gets, as a config would give it.
 const PREFIX: &str = "conformance";
@@ -40,9 +41,22 @@ pub async fn run(scenario: &Scenario, url: &str, context: &Context) -> Verdict {
         url: Some(url.to_owned()),
         ..ServerConfig::default()
     };
-    let connected =
-        ServerConn::connect_within(PREFIX, &config, questions, None, limits.connect_timeout())
-            .await;
+    // Grants live where the desk keeps them, in a data directory of this run's own.
+    let Ok(data_dir) = tempfile::tempdir() else {
+        tracing::error!("cannot make a temporary data directory");
+        return Verdict::Failed;
+    };
+    let reach = match sign_in_reach(scenario, context, data_dir.path()) {
+        Ok(reach) => Reach {
+            connect_timeout: limits.connect_timeout(),
+            ..reach
+        },
+        Err(e) => {
+            tracing::error!(error = %e, "cannot sign in");
+            return Verdict::Failed;
+        }
+    };
+    let connected = ServerConn::connect_with(PREFIX, &config, questions, reach).await;
     let conn = match connected {
         Ok(conn) => conn,
         Err(e) => {
@@ -76,7 +90,7 @@ pub async fn run(scenario: &Scenario, url: &str, context: &Context) -> Verdict {
     };
     let verdict = match *scenario {
         Scenario::Connect => Verdict::Done,
-        Scenario::CallTools => driver.call_tools(&live, context).await,
+        Scenario::CallTools | Scenario::SignIn { .. } => driver.call_tools(&live, context).await,
         Scenario::Everything => {
             driver.call_tools(&live, context).await;
             driver.read_resources_and_prompts(&live).await
@@ -92,6 +106,46 @@ pub async fn run(scenario: &Scenario, url: &str, context: &Context) -> Verdict {
     close(conn, live).await;
     verdict
 }
+
+/// How the scenario's server is reached: with a grant store, and for the OAuth scenarios
+/// signing in whenever the server asks, through the suite's authorization server, which
+/// approves at once (its redirect is read, not followed).
+fn sign_in_reach(
+    scenario: &Scenario,
+    context: &Context,
+    data_dir: &std::path::Path,
+) -> Result<Reach, crate::auth::SignInError> {
+    let &Scenario::SignIn { as_client } = scenario else {
+        return Ok(Reach::default());
+    };
+    let private_key = context.private_key_pem.clone().map(|pem| PrivateKey {
+        pem,
+        algorithm: context
+            .signing_algorithm
+            .clone()
+            .unwrap_or_else(|| "ES256".to_owned()),
+    });
+    let identity = ClientIdentity {
+        client_id: context.client_id.clone(),
+        client_secret: context.client_secret.clone(),
+        metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+        client_credentials: as_client,
+        private_key,
+        ..ClientIdentity::default()
+    };
+    let visitor = Headless::new(REDIRECT_URI)?;
+    Ok(Reach {
+        data_dir: Some(data_dir.to_owned()),
+        sign_in: SignInPolicy::Ask(Arc::new(visitor)),
+        identity: Some(identity),
+        ..Reach::default()
+    })
+}
+
+/// The Client ID Metadata Document the suite's authorization server knows.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Where the desk would listen; the suite's redirect is read before anyone goes there.
+const REDIRECT_URI: &str = "http://127.0.0.1:8765/callback";
 
 /// Ends the connection and waits a moment for the transport to finish (an HTTP session is
 /// ended with DELETE), so nothing is cut off when the process exits.

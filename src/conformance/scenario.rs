@@ -19,14 +19,19 @@ pub enum Scenario {
         focal: &'static str,
         echo: &'static str,
     },
+    /// Connect and call tools, signing in whenever the server asks: as a person through
+    /// the authorization code grant, or with `as_client` as the desk itself (client
+    /// credentials).
+    SignIn { as_client: bool },
     /// A flow the desk does not offer on purpose. Connect as the desk would, then stop and
     /// say why; the scenario's checks fail and the baseline says so.
     Unsupported { why: &'static str },
 }
 
-const OAUTH: &str = "OAuth is not offered: the desk sends a static bearer token from a \
-    server's bearer_token_env and nothing else (no metadata discovery, registration or \
-    authorization-code flow; rmcp's `auth` feature is not built)";
+const ENTERPRISE: &str = "enterprise-managed authorization (SEP-990: an identity provider's \
+    ID token exchanged for an ID-JAG, then the JWT-bearer grant) is not offered";
+const DPOP: &str = "DPoP (RFC 9449) is not offered: the desk's tokens are bearer tokens";
+const WORKLOAD: &str = "the workload-identity JWT-bearer grant (SEP-1933) is not offered";
 const SKILLS: &str = "the skills extension (SEP-2640) is not offered: the desk reads no skills";
 
 impl Scenario {
@@ -47,7 +52,13 @@ impl Scenario {
                 focal: "json_schema_2020_12_tool",
                 echo: "json_schema_echo",
             },
-            name if name.starts_with("auth/") => Scenario::Unsupported { why: OAUTH },
+            "auth/enterprise-managed-authorization" => Scenario::Unsupported { why: ENTERPRISE },
+            "auth/dpop" | "auth/dpop-nonce" => Scenario::Unsupported { why: DPOP },
+            "auth/wif-jwt-bearer" => Scenario::Unsupported { why: WORKLOAD },
+            name if name.starts_with("auth/client-credentials-") => {
+                Scenario::SignIn { as_client: true }
+            }
+            name if name.starts_with("auth/") => Scenario::SignIn { as_client: false },
             name if name.starts_with("sep-2640-") => Scenario::Unsupported { why: SKILLS },
             _ => Scenario::Everything,
         }
@@ -68,7 +79,15 @@ mod tests {
         );
         assert_eq!(
             Scenario::named("auth/metadata-default"),
-            Scenario::Unsupported { why: OAUTH }
+            Scenario::SignIn { as_client: false }
+        );
+        assert_eq!(
+            Scenario::named("auth/client-credentials-jwt"),
+            Scenario::SignIn { as_client: true }
+        );
+        assert_eq!(
+            Scenario::named("auth/dpop-nonce"),
+            Scenario::Unsupported { why: DPOP }
         );
         assert_eq!(
             Scenario::named("sep-2640-client-no-prefetch"),

@@ -29,6 +29,11 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
             continue;
         };
         let mut lines = vec![format!("  transport: {}", transport_words(&transport))];
+        lines.extend(crate::auth::commands::state_line(
+            prefix,
+            server,
+            data_dir.as_deref(),
+        ));
         if let Transport::Http { url, ca_file, .. } = &transport
             && url.starts_with("https://")
         {

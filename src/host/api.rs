@@ -70,6 +70,8 @@ pub enum Command {
     AnswerApproval(i64),
     /// Take back the open approval of a ticket this desk's person asked for, with why.
     WithdrawApproval { ticket: TicketId, reason: String },
+    /// Sign in to a server that asked for it, and connect it.
+    SignIn { server: String },
     /// Stop: close every server connection and end the host task.
     Shutdown,
 }
@@ -154,6 +156,8 @@ pub struct ServerSummary {
     pub tools: Vec<String>,
     /// Connection trouble, if any; the rest of the desk keeps working without this server.
     pub error: Option<String>,
+    /// The server asks for a sign-in: the command that signs in (`support-desk login shop`).
+    pub sign_in: Option<String>,
 }
 
 /// What a tool's annotations claim (claims of the server, not facts).

@@ -178,6 +178,19 @@ async fn call_from(conn: &ServerConn, plan: CallPlan, next: Option<NextRound>) -
                     tracing::warn!(server = %conn.prefix, tool = %plan.tool, "connection lost; retrying this read once");
                     continue;
                 }
+                // A server that now asks for a sign-in (expired or revoked) says so on the
+                // reconnect, with the command that signs in.
+                if let Err(e) = conn.live().await
+                    && let Some(command) = e.sign_in_command()
+                {
+                    return CallRun::failed(
+                        format!(
+                            "{} asks you to sign in again: run `{command}`; the call may not have reached it, so check its effect before trying again",
+                            conn.prefix
+                        ),
+                        exchanges,
+                    );
+                }
                 let why = if plan.retry_if_lost {
                     "server gone: the connection was lost again after a retry"
                 } else {

@@ -24,8 +24,13 @@ use crate::tickets::Ticket;
 
 pub struct Host {
     pub config: DeskConfig,
-    pub(super) servers: Vec<Arc<ServerConn>>,
-    pub(super) summaries: Vec<ServerSummary>,
+    /// The servers connected, one more after a person signs in to one that asked.
+    pub(super) servers: std::sync::RwLock<Vec<Arc<ServerConn>>>,
+    pub(super) summaries: std::sync::RwLock<Vec<ServerSummary>>,
+    /// Where pins, remembered revisions and sign-in grants live.
+    pub(super) data_dir: Option<PathBuf>,
+    /// The servers `in_process` may name.
+    pub(super) builtins: InProcessServers,
     pub(super) tools: RwLock<(NameTable, BTreeMap<ToolName, Offered>)>,
     pub(super) pins: Mutex<Pins>,
     pub(super) gate: ConsentGate,
@@ -114,6 +119,7 @@ async fn connect_all(
             data_dir: storage.data_dir.clone(),
             connect_timeout: config.limits.connect_timeout(),
             builtins: builtins.clone(),
+            ..Reach::default()
         };
         match ServerConn::connect_with(prefix, server, questions.clone(), reach).await {
             Ok(conn) => servers.push(Arc::new(conn)),
@@ -126,11 +132,29 @@ async fn connect_all(
                     revision: None,
                     tools: vec![],
                     error: Some(e.to_string()),
+                    sign_in: e.sign_in_command().map(str::to_owned),
                 });
             }
         }
     }
     (servers, summaries)
+}
+
+/// A connected server as the desk shows it.
+pub(super) async fn summary_of(conn: &ServerConn) -> ServerSummary {
+    let live = conn.current().await;
+    ServerSummary {
+        prefix: conn.prefix.clone(),
+        origin: conn.origin.clone(),
+        name: live.as_ref().and_then(|l| l.name.clone()),
+        revision: live.as_ref().map(|l| l.revision.clone()),
+        tools: live
+            .as_ref()
+            .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
+            .unwrap_or_default(),
+        error: None,
+        sign_in: None,
+    }
 }
 
 /// How one ticket went.
@@ -162,7 +186,7 @@ impl Host {
             recorder,
             servers: builtins,
         } = parts;
-        let (servers, summaries) = connect_all(&config, &storage, &builtins, &questions).await;
+        let (servers, mut summaries) = connect_all(&config, &storage, &builtins, &questions).await;
         let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
         let record = storage.record.clone().unwrap_or_else(|| {
             Arc::new(Record::Sqlite(
@@ -183,8 +207,10 @@ impl Host {
         let host = Self {
             gate: ConsentGate::new(config.consent.allow.iter().cloned()),
             config,
-            servers,
-            summaries,
+            servers: std::sync::RwLock::new(servers),
+            summaries: Default::default(),
+            data_dir: storage.data_dir.clone(),
+            builtins,
             tools: RwLock::new((NameTable::default(), BTreeMap::new())),
             pins: Mutex::new(pins),
             model,
@@ -201,27 +227,29 @@ impl Host {
         let mut host = host;
         host.refresh_tools().await;
         host.attached = host.attach_marked_resources().await;
-        for conn in &host.servers {
-            let live = conn.current().await;
-            host.summaries.push(ServerSummary {
-                prefix: conn.prefix.clone(),
-                origin: conn.origin.clone(),
-                name: live.as_ref().and_then(|l| l.name.clone()),
-                revision: live.as_ref().map(|l| l.revision.clone()),
-                tools: live
-                    .as_ref()
-                    .map(|l| l.tools.iter().map(|t| t.name.to_string()).collect())
-                    .unwrap_or_default(),
-                error: None,
-            });
+        for conn in host.connected() {
+            summaries.push(summary_of(&conn).await);
         }
-        host.summaries.sort_by(|a, b| a.prefix.cmp(&b.prefix));
-        let _ = host.events.send(HostEvent::Servers(host.summaries.clone()));
+        summaries.sort_by(|a, b| a.prefix.cmp(&b.prefix));
+        let _ = host.events.send(HostEvent::Servers(summaries.clone()));
+        *host.summaries.write().unwrap_or_else(|p| p.into_inner()) = summaries;
         Arc::new(host)
     }
 
-    pub fn servers(&self) -> &[ServerSummary] {
-        &self.summaries
+    /// Every server as last reported: connected, or left out and why.
+    pub fn servers(&self) -> Vec<ServerSummary> {
+        self.summaries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The servers connected now.
+    pub(super) fn connected(&self) -> Vec<Arc<ServerConn>> {
+        self.servers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn tickets(&self) -> &[Ticket] {
@@ -273,7 +301,7 @@ impl Host {
     }
 
     pub(super) fn server(&self, prefix: &str) -> Option<Arc<ServerConn>> {
-        self.servers.iter().find(|s| s.prefix == prefix).cloned()
+        self.connected().into_iter().find(|s| s.prefix == prefix)
     }
 
     /// Reports one happening: appended to the desk's record first (a kill after this loses
@@ -325,7 +353,7 @@ impl Host {
 
     /// Closes every connection (child servers are stopped).
     pub async fn shutdown(&self) {
-        for conn in &self.servers {
+        for conn in self.connected() {
             conn.forget().await;
         }
     }

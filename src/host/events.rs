@@ -27,6 +27,9 @@ pub enum HostEvent {
     Approvals(Vec<super::api::ApprovalView>),
     /// A queue run finished.
     QueueFinished(Summary),
+    /// To sign in to `server`, the person opens `url` in a browser (the desk waits for it
+    /// to come back; the server's `Servers` event follows once it is connected).
+    SignInOpen { server: String, url: String },
     /// A command could not be carried out.
     Problem(String),
     /// The host task has ended.

@@ -10,7 +10,7 @@ impl Host {
     /// Every server's prompts, named `prefix.prompt`.
     pub async fn prompts(&self) -> Vec<super::events::PromptInfo> {
         let mut prompts = Vec::new();
-        for conn in &self.servers {
+        for conn in &self.connected() {
             let Ok(live) = conn.live().await else {
                 continue;
             };

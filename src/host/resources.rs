@@ -14,7 +14,7 @@ impl Host {
     pub(super) async fn attach_marked_resources(&self) -> Vec<Attached> {
         let limits = &self.config.limits;
         let mut attached = Vec::new();
-        for conn in &self.servers {
+        for conn in &self.connected() {
             let trusted = self
                 .config
                 .servers
@@ -95,7 +95,7 @@ impl Host {
     /// Every server's resources.
     pub async fn resources(&self) -> Vec<super::events::ResourceInfo> {
         let mut all = Vec::new();
-        for conn in &self.servers {
+        for conn in &self.connected() {
             let Ok(live) = conn.live().await else {
                 continue;
             };

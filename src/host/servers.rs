@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{Mutex, mpsc};
 
 use super::api::Question;
+use crate::auth::{ClientIdentity, SignInPolicy};
 use crate::config::{ServerConfig, Transport};
 use crate::tls::{self, CertProblem};
 
@@ -68,12 +69,29 @@ pub enum ConnectError {
         origin: String,
         advice: String,
     },
+    /// The server asks for a sign-in the desk may not start by itself.
+    #[error("server '{prefix}' ({origin}) asks you to sign in: run `{command}`, then start again")]
+    SignIn {
+        prefix: String,
+        origin: String,
+        command: String,
+    },
     #[error("server '{prefix}' ({origin}) connected but listing its tools failed: {message}")]
     Tools {
         prefix: String,
         origin: String,
         message: String,
     },
+}
+
+impl ConnectError {
+    /// The command that signs in to the server, when signing in is what it needs.
+    pub fn sign_in_command(&self) -> Option<&str> {
+        match self {
+            ConnectError::SignIn { command, .. } => Some(command),
+            _ => None,
+        }
+    }
 }
 
 /// A live connection and what the server told us.
@@ -95,6 +113,10 @@ pub struct ServerConn {
     connect_timeout: std::time::Duration,
     /// The built-in servers `in_process` may name.
     pub(super) builtins: InProcessServers,
+    /// Where the person's sign-in grants live (none: the desk does not sign in).
+    pub(super) data_dir: Option<PathBuf>,
+    pub(super) sign_in: SignInPolicy,
+    pub(super) identity: Option<ClientIdentity>,
 }
 
 /// What a connection needs besides its config.
@@ -104,6 +126,10 @@ pub struct Reach {
     pub data_dir: Option<PathBuf>,
     pub connect_timeout: std::time::Duration,
     pub builtins: InProcessServers,
+    /// What a server's request for a sign-in leads to.
+    pub sign_in: SignInPolicy,
+    /// Who the desk is to the authorization server, instead of the config's `oauth` table.
+    pub identity: Option<ClientIdentity>,
 }
 
 /// How long a server may take to start, answer the handshake and list its tools.
@@ -131,7 +157,7 @@ impl ServerConn {
         let reach = Reach {
             data_dir,
             connect_timeout,
-            builtins: InProcessServers::default(),
+            ..Reach::default()
         };
         Self::connect_with(prefix, config, questions, reach).await
     }
@@ -147,9 +173,11 @@ impl ServerConn {
             data_dir,
             connect_timeout,
             builtins,
+            sign_in,
+            identity,
         } = reach;
         let origin = config.origin();
-        let remembered_at = data_dir.map(|dir| {
+        let remembered_at = data_dir.as_ref().map(|dir| {
             dir.join("servers")
                 .join(format!("{}.json", config_key(prefix, config)))
         });
@@ -162,6 +190,9 @@ impl ServerConn {
             live: Mutex::new(None),
             connect_timeout,
             builtins,
+            data_dir,
+            sign_in,
+            identity,
         };
         conn.live().await?;
         Ok(conn)
@@ -235,7 +266,7 @@ impl ServerConn {
     }
 
     async fn start_directly(&self, info: ServerPeerInfo) -> Result<Live, ConnectError> {
-        let service = match self.transport()? {
+        let service = match self.transport().await? {
             Opened::Child(t) => {
                 serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
             }
@@ -243,6 +274,9 @@ impl ServerConn {
                 serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
             }
             Opened::Http(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+            Opened::Signed(t) => {
                 serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
             }
         };
@@ -285,10 +319,11 @@ impl ServerConn {
         lifecycle: ClientLifecycleMode,
     ) -> Result<Result<Service, rmcp::service::ClientInitializeError>, ConnectError> {
         let handler = self.handler.clone();
-        Ok(match self.transport()? {
+        Ok(match self.transport().await? {
             Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Signed(t) => handler.serve_with_lifecycle(t, lifecycle).await,
         })
     }
 
@@ -296,10 +331,13 @@ impl ServerConn {
         let tools = service
             .list_all_tools()
             .await
-            .map_err(|e| ConnectError::Tools {
-                prefix: self.prefix.clone(),
-                origin: self.origin.clone(),
-                message: e.to_string(),
+            .map_err(|e| match e.auth_challenge() {
+                Some(_) => self.sign_in_needed(),
+                None => ConnectError::Tools {
+                    prefix: self.prefix.clone(),
+                    origin: self.origin.clone(),
+                    message: e.to_string(),
+                },
             })?;
         let info = service.peer_info();
         let revision = info
@@ -326,6 +364,9 @@ impl ServerConn {
         if let Some(problem) = tls_problem(&error) {
             return self.certificate_error(&problem);
         }
+        if error.auth_challenge().is_some() {
+            return self.sign_in_needed();
+        }
         if let Some(Transport::Http {
             url, ca_file: ca, ..
         }) = self.config.transport(&self.prefix).ok()
@@ -336,6 +377,14 @@ impl ServerConn {
             return self.certificate_error(&problem);
         }
         self.handshake_error(error)
+    }
+
+    fn sign_in_needed(&self) -> ConnectError {
+        ConnectError::SignIn {
+            prefix: self.prefix.clone(),
+            origin: self.origin.clone(),
+            command: crate::auth::login_command(&self.prefix),
+        }
     }
 
     fn certificate_error(&self, problem: &CertProblem) -> ConnectError {

@@ -173,6 +173,17 @@ async fn handle(
         Command::WithdrawApproval { ticket, reason } => {
             report(events, host.withdraw_approval(&ticket, &reason).await)
         }
+        Command::SignIn { server } => {
+            // The person may take minutes in the browser: the host keeps taking commands.
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move {
+                if let Err(problem) = host.sign_in(&server).await {
+                    let _ = events.send(HostEvent::Problem(format!(
+                        "signing in to '{server}': {problem}"
+                    )));
+                }
+            });
+        }
         Command::Shutdown => {}
     }
 }

@@ -28,7 +28,8 @@ impl Host {
         let mut lists = Vec::new();
         let mut pins = self.pins.lock().await;
         let mut report = BTreeMap::new();
-        for conn in &self.servers {
+        let servers = self.connected();
+        for conn in &servers {
             let tools = match conn.live().await {
                 Ok(live) => match live.service.list_all_tools().await {
                     Ok(tools) => tools,

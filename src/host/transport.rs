@@ -12,11 +12,12 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
 use super::servers::{ConnectError, ServerConn};
+use crate::auth::{SigningClient, Target};
 use crate::config::{Transport, resolve_value};
 use crate::tls;
 
 impl ServerConn {
-    pub(super) fn transport(&self) -> Result<Opened, ConnectError> {
+    pub(super) async fn transport(&self) -> Result<Opened, ConnectError> {
         let failed = |message: String| ConnectError::Start {
             prefix: self.prefix.clone(),
             origin: self.origin.clone(),
@@ -64,7 +65,8 @@ impl ServerConn {
                 bearer_token_env,
                 ca_file,
             } => {
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let static_token = bearer_token_env.is_some();
                 if let Some(var) = bearer_token_env {
                     let token = std::env::var(&var).map_err(|_| {
                         failed(format!(
@@ -88,8 +90,19 @@ impl ServerConn {
                     config = config.custom_headers(custom);
                 }
                 let client = http_client(ca_file.as_deref()).map_err(|e| failed(e.to_string()))?;
-                Ok(Opened::Http(StreamableHttpClientTransport::with_client(
-                    client, config,
+                // A static token is the whole story; otherwise the server may ask for a
+                // sign-in, and the person's grant lives in the data directory.
+                let Some(data_dir) = self.data_dir.as_deref().filter(|_| !static_token) else {
+                    return Ok(Opened::Http(StreamableHttpClientTransport::with_client(
+                        client, config,
+                    )));
+                };
+                let target = self.sign_in_target(data_dir, &url).map_err(failed)?;
+                let signing = SigningClient::new(client, target, self.sign_in.clone())
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                Ok(Opened::Signed(StreamableHttpClientTransport::with_client(
+                    signing, config,
                 )))
             }
         }
@@ -128,6 +141,24 @@ pub(super) enum Opened {
     Child(TokioChildProcess),
     Duplex(tokio::io::DuplexStream),
     Http(StreamableHttpClientTransport<reqwest::Client>),
+    /// HTTP that signs in with OAuth when the server asks.
+    Signed(StreamableHttpClientTransport<SigningClient>),
+}
+
+impl ServerConn {
+    /// Who signs in to this server, and where their grant is kept.
+    fn sign_in_target(&self, data_dir: &std::path::Path, url: &str) -> Result<Target, String> {
+        let target = Target::for_server(&self.prefix, &self.config, data_dir)?
+            .ok_or_else(|| format!("server '{}' has no URL to sign in to", self.prefix))?;
+        Ok(match &self.identity {
+            Some(identity) => Target {
+                identity: identity.clone(),
+                url: url.to_owned(),
+                ..target
+            },
+            None => target,
+        })
+    }
 }
 
 /// Starts one built-in server on a pipe inside this process.

@@ -1,8 +1,9 @@
 //! The shop's server over Streamable HTTP, for staff reaching one shared shop.
 //!
-//! Every request needs a staff bearer token; the token's owner becomes the [`StaffId`] the
-//! tools record (who issued or released a refund). The server never takes the acting person
-//! from a tool argument.
+//! Every request needs a bearer token: a static staff token, or with `--oauth-issuer` an
+//! access token from that authorization server ([`OAuthResource`]). The token's owner becomes
+//! the [`StaffId`] the tools record (who issued or released a refund). The server never takes
+//! the acting person from a tool argument.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::oauth::OAuthResource;
 use super::server::{SERVER_NAME, ShopServer, StaffId};
 
 /// The environment variable holding `staff-id=token` pairs, comma-separated.
@@ -156,6 +158,11 @@ impl StaffTokens {
         Ok(Self { by_token })
     }
 
+    /// No static tokens at all: with an authorization server, every person signs in.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
     /// The staff member whose token this is. Compares against every token in full, so the
     /// time taken says nothing about how close a guess was.
     fn staff(&self, presented: &str) -> Option<&StaffId> {
@@ -176,41 +183,75 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The axum app: the MCP endpoint at `/mcp`, behind the staff-token check.
+/// Who may call the shop: the static staff tokens, and the authorization server whose
+/// access tokens it accepts.
+#[derive(Debug, Default)]
+pub struct Access {
+    pub tokens: StaffTokens,
+    pub oauth: Option<Arc<OAuthResource>>,
+}
+
+impl From<StaffTokens> for Access {
+    fn from(tokens: StaffTokens) -> Self {
+        Self {
+            tokens,
+            oauth: None,
+        }
+    }
+}
+
+/// The axum app: the MCP endpoint at `/mcp` behind the token check, and with an
+/// authorization server the protected resource metadata, which anyone may read.
 pub fn router(
     server: ShopServer,
-    tokens: StaffTokens,
+    access: impl Into<Access>,
     shutdown: CancellationToken,
 ) -> axum::Router {
+    let access = Arc::new(access.into());
     let service: StreamableHttpService<ShopServer, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(server.clone()),
             Default::default(),
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
         );
+    let mcp = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(access.clone(), require_staff_token),
+    );
+    let Some(oauth) = access.oauth.clone() else {
+        return mcp;
+    };
+    let metadata = axum::Json(oauth.metadata());
+    let serve_metadata = move || {
+        let metadata = metadata.clone();
+        async move { metadata }
+    };
     axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(tokens),
-            require_staff_token,
-        ))
+        .route(
+            &oauth.metadata_path(),
+            axum::routing::get(serve_metadata.clone()),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource",
+            axum::routing::get(serve_metadata),
+        )
+        .merge(mcp)
 }
 
 /// Serves the shop on `listener` until `shutdown` fires.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     server: ShopServer,
-    tokens: StaffTokens,
+    access: impl Into<Access>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let app = router(server, tokens, shutdown.clone());
+    let app = router(server, access, shutdown.clone());
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
 }
 
 async fn require_staff_token(
-    State(tokens): State<Arc<StaffTokens>>,
+    State(access): State<Arc<Access>>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -222,29 +263,42 @@ async fn require_staff_token(
             v.strip_prefix("Bearer ")
                 .or_else(|| v.strip_prefix("bearer "))
         })
-        .map(str::trim);
-    match presented {
-        None => unauthorized(None),
-        Some(token) => match tokens.staff(token) {
-            Some(staff) => {
-                request.extensions_mut().insert(staff.clone());
-                next.run(request).await
-            }
-            None => {
-                tracing::warn!("refused a request with an unknown staff token");
-                unauthorized(Some("invalid_token"))
+        .map(str::trim)
+        .map(str::to_owned);
+    let Some(token) = presented else {
+        return unauthorized(&access, None);
+    };
+    let staff = match (access.tokens.staff(&token), &access.oauth) {
+        (Some(staff), _) => Some(staff.clone()),
+        (None, Some(oauth)) => match oauth.staff(&token).await {
+            Ok(staff) => Some(staff),
+            Err(why) => {
+                tracing::warn!(%why, "refused an access token");
+                None
             }
         },
+        (None, None) => None,
+    };
+    match staff {
+        Some(staff) => {
+            request.extensions_mut().insert(staff);
+            next.run(request).await
+        }
+        None => {
+            tracing::warn!("refused a request with a token that is not valid here");
+            unauthorized(&access, Some("invalid_token"))
+        }
     }
 }
 
-fn unauthorized(error: Option<&str>) -> Response {
-    let challenge = match error {
-        Some(code) => format!("Bearer realm=\"{SERVER_NAME}\", error=\"{code}\""),
-        None => format!("Bearer realm=\"{SERVER_NAME}\""),
+fn unauthorized(access: &Access, error: Option<&str>) -> Response {
+    let challenge = match (&access.oauth, error) {
+        (Some(oauth), error) => oauth.challenge(error),
+        (None, Some(code)) => format!("Bearer realm=\"{SERVER_NAME}\", error=\"{code}\""),
+        (None, None) => format!("Bearer realm=\"{SERVER_NAME}\""),
     };
     let body = match error {
-        Some(_) => "this staff token is not valid here; ask for a current one",
+        Some(_) => "this token is not valid here; sign in again or ask for a current one",
         None => "a staff token is required: send Authorization: Bearer <token>",
     };
     let mut response = (StatusCode::UNAUTHORIZED, body).into_response();

@@ -9,7 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ServeCommand, ShopArgs};
 use crate::partner::{Parcels, PartnerServer};
-use crate::shop::http::{StaffTokens, TOKENS_ENV};
+use crate::shop::http::{Access, StaffTokens, TOKENS_ENV};
+use crate::shop::oauth::OAuthResource;
 use crate::shop::store::is_postgres;
 use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
 
@@ -55,10 +56,24 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
                 std::env::var(var).ok()
             })?)
         }
-        (Some(_), None) => Some(StaffTokens::parse(
-            &std::env::var(TOKENS_ENV).unwrap_or_default(),
-        )?),
+        // With an authorization server, static tokens are optional.
+        (Some(_), None) => match std::env::var(TOKENS_ENV).unwrap_or_default() {
+            text if text.trim().is_empty() && args.oauth.oauth_issuer.is_some() => {
+                Some(StaffTokens::none())
+            }
+            text => Some(StaffTokens::parse(&text)?),
+        },
         (None, _) => None,
+    };
+    let oauth = match (&args.http, &args.oauth.oauth_issuer) {
+        (Some(addr), Some(issuer)) => {
+            let resource = OAuthResource::discover(&args.oauth, format!("http://{addr}/mcp"))
+                .await
+                .with_context(|| format!("trusting the authorization server {issuer}"))?;
+            tracing::info!(issuer = %resource.issuer, resource = %resource.resource, "accepting its access tokens");
+            Some(Arc::new(resource))
+        }
+        _ => None,
     };
     let ids = args.seed.map_or(QuoteIds::Random, QuoteIds::Seeded);
     if let QuoteIds::Seeded(seed) = ids {
@@ -102,7 +117,8 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
             on_signal.cancel();
         });
         tracing::info!(addr = %listener.local_addr()?, db = %at, "shop-support serving Streamable HTTP at /mcp");
-        crate::shop::http::serve(listener, server, tokens, shutdown).await?;
+        let access = Access { tokens, oauth };
+        crate::shop::http::serve(listener, server, access, shutdown).await?;
     } else {
         tracing::info!(db = %at, "shop-support serving on stdio");
         crate::serve::stdio(server).await?;

@@ -44,6 +44,11 @@ pub enum Modal {
     Help {
         scroll: u16,
     },
+    /// The address to open to sign in to a server.
+    SignIn {
+        server: String,
+        url: String,
+    },
 }
 
 pub enum PickerKind {
@@ -226,6 +231,18 @@ impl App {
             .collect()
     }
 
+    /// Signs in to the first server that asks for it (the status bar names it).
+    fn sign_in(&mut self) -> Option<Command> {
+        let Some(server) = self.servers.iter().find(|s| s.sign_in.is_some()) else {
+            self.message = Some("no server asks for a sign-in".to_owned());
+            return None;
+        };
+        self.message = Some(format!("signing in to {}…", server.prefix));
+        Some(Command::SignIn {
+            server: server.prefix.clone(),
+        })
+    }
+
     /// A host event changes the state; a question may open a modal.
     pub fn on_host(&mut self, event: HostEvent) {
         match event {
@@ -268,6 +285,12 @@ impl App {
                 ));
             }
             HostEvent::Problem(problem) => self.message = Some(problem),
+            HostEvent::SignInOpen { server, url } => {
+                self.message = Some(format!("waiting for the browser to sign in to {server}"));
+                if self.modal.is_none() {
+                    self.modal = Some(Modal::SignIn { server, url });
+                }
+            }
             HostEvent::Stopped => self.exit = true,
         }
     }
@@ -417,6 +440,7 @@ impl App {
             }
             Action::PickReview => self.open_picker(PickerKind::Reviews),
             Action::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            Action::SignIn => return self.sign_in(),
             Action::Search => self.search = Some(Search::new()),
             Action::NextMatch => self.find(true),
             Action::PreviousMatch => self.find(false),

@@ -40,6 +40,8 @@ pub enum Action {
     PreviousMatch,
     /// Leave the search, keeping the ticket it found.
     EndSearch,
+    /// Sign in to the server that asks for it (the status bar says which).
+    SignIn,
     /// Leave the open question for later (it stays queued, and stays back until asked for).
     PutBack,
 }
@@ -168,6 +170,12 @@ pub const DESK: &[Binding] = &[
         "x",
         Action::Withdraw,
         "withdraw the ticket's approval, saying why",
+    ),
+    bind(
+        &[Key::Char('L'), Key::Shifted('l')],
+        "L",
+        Action::SignIn,
+        "sign in to a server that asks for it (the status bar names it)",
     ),
     bind(
         &[Key::Char('/')],

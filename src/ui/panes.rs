@@ -5,5 +5,6 @@ pub mod footer;
 pub mod help;
 pub mod picker;
 pub mod queue;
+pub mod sign_in;
 pub mod status;
 pub mod ticket;

@@ -2,10 +2,11 @@
 
 use std::net::SocketAddr;
 
-use rmcp::ClientServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputResponses};
+use rmcp::service::Peer;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientServiceExt, RoleClient};
 use serde_json::Value;
 use serde_json::json;
 use support_desk::shop::QuoteIds;
@@ -71,7 +72,7 @@ pub type Form = (String, Option<String>);
 
 /// Asks for `issue_refund` once, without answering anything yet: the release form and its
 /// sealed state, for whoever will answer it.
-pub async fn held_for_a_lead(client: &Client, quote_id: &Value) -> Form {
+pub async fn held_for_a_lead(client: &Peer<RoleClient>, quote_id: &Value) -> Form {
     let Value::Object(arguments) = json!({"quote_id": quote_id}) else {
         unreachable!("an object");
     };
@@ -93,7 +94,7 @@ pub async fn held_for_a_lead(client: &Client, quote_id: &Value) -> Form {
 /// Retries the call with the form's state and `answer` (an elicitation result), as
 /// `client`'s person: what the shop says, a protocol error included.
 pub async fn answer_as(
-    client: &Client,
+    client: &Peer<RoleClient>,
     quote_id: &Value,
     (key, state): &Form,
     answer: Value,
@@ -110,7 +111,11 @@ pub async fn answer_as(
 }
 
 /// Answers the release form with yes, as `client`'s person, retrying the call with the state.
-pub async fn release_as(client: &Client, quote_id: &Value, form: &Form) -> CallToolResult {
+pub async fn release_as(
+    client: &Peer<RoleClient>,
+    quote_id: &Value,
+    form: &Form,
+) -> CallToolResult {
     let yes = json!({"action": "accept", "content": {"release": true}});
     match answer_as(client, quote_id, form, yes)
         .await

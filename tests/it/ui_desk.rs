@@ -39,6 +39,7 @@ pub fn app() -> App {
             revision: Some("2026-07-28".into()),
             tools: vec!["track_parcel".into()],
             error: None,
+            sign_in: None,
         },
         ServerSummary {
             prefix: "shop".into(),
@@ -55,6 +56,7 @@ pub fn app() -> App {
             .map(String::from)
             .to_vec(),
             error: None,
+            sign_in: None,
         },
     ]));
     app

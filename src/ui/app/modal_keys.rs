@@ -48,6 +48,11 @@ impl App {
             Modal::PromptArgs(view, prompt) => return self.prompt_args_key(view, prompt, key),
             Modal::Picker(picker) => return self.on_picker_key(picker, key),
             Modal::Help { scroll } => self.help_key(scroll, key),
+            Modal::SignIn { server, url } => {
+                if !matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) {
+                    self.modal = Some(Modal::SignIn { server, url });
+                }
+            }
         }
         None
     }

@@ -1,5 +1,5 @@
 //! The status bar: the desk's name, each server with its revision and how many tools it
-//! offers (or that it is down), on a team who you are and whether you are a lead, the
+//! offers (or that it asks for a sign-in, with the key, or that it is down), on a team who you are and whether you are a lead, the
 //! selected ticket's model calls, and the model.
 
 use ratatui::Frame;
@@ -55,9 +55,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// `shop 2026-07-28 · 5 tools`, or `shop down`.
+/// `shop 2026-07-28 · 5 tools`, `shop: sign in (L)`, or `shop down`.
 fn server_text(server: &ServerSummary) -> String {
     let prefix = one_line(&server.prefix);
+    if server.sign_in.is_some() {
+        return format!("{prefix}: sign in (L) ");
+    }
     if server.error.is_some() {
         return format!("{prefix} down ");
     }

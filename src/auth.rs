@@ -1,0 +1,29 @@
+//! Signing in with OAuth to the servers that ask for it (a 401 with a `WWW-Authenticate`
+//! challenge), on rmcp's `auth` feature.
+//!
+//! rmcp discovers the authorization server, picks the client's identity in the
+//! specification's order (a pre-registered client, a Client ID Metadata Document, dynamic
+//! registration), runs the authorization code grant with PKCE and refreshes tokens. The desk
+//! adds what rmcp leaves to its hosts: the loopback redirect a person's browser comes back
+//! to ([`visit`]), one grant per person per server in the data directory, readable by its
+//! owner alone and shared safely by several desks ([`store`]), signing in again when a
+//! server asks for more scopes ([`client`]), the client-credentials grant for a desk that
+//! runs as itself, and the `login`/`logout` commands ([`commands`]).
+
+pub mod client;
+pub mod commands;
+mod flow;
+mod identity;
+mod store;
+pub mod visit;
+
+pub use client::{SignInPolicy, SigningClient};
+pub use flow::{SignInError, Target, challenge_of, sign_in};
+pub use identity::{ClientIdentity, OAuthConfig, PrivateKey};
+pub use store::{GrantStore, GrantSummary};
+pub use visit::{Headless, Loopback, Visitor};
+
+/// The command a person runs to sign in to the server under `prefix`.
+pub fn login_command(prefix: &str) -> String {
+    format!("support-desk login {prefix}")
+}
