@@ -139,6 +139,46 @@ pub struct ToolHints {
     pub open_world: Option<bool>,
 }
 
+/// Where an argument of a call came from, as the host found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgSource {
+    /// A result of an earlier call of this ticket: which tool, on which turn.
+    ToolResult { tool: String, turn: u32 },
+    /// The customer's own text.
+    Customer,
+    /// Neither a tool result nor the customer's text.
+    Nowhere,
+}
+
+impl ArgSource {
+    /// How a consent card says it.
+    pub fn describe(&self) -> String {
+        match self {
+            ArgSource::ToolResult { tool, turn } => format!("from {tool} (turn {turn})"),
+            ArgSource::Customer => "from the customer's text".to_owned(),
+            ArgSource::Nowhere => "seen nowhere".to_owned(),
+        }
+    }
+}
+
+/// One argument of a call with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    pub argument: String,
+    pub value: String,
+    pub source: ArgSource,
+}
+
+/// What the earlier result that handed out a handle said (the quote a refund would pay).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backing {
+    pub argument: String,
+    pub tool: String,
+    pub turn: u32,
+    /// The result's fields, as text.
+    pub said: Vec<(String, String)>,
+}
+
 /// An argument value that appears neither in the ticket nor in an earlier tool result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnseenValue {
@@ -158,6 +198,10 @@ pub struct ConsentAsk {
     /// Every argument, name and value as JSON text, in the order the model sent them.
     pub arguments: Vec<(String, String)>,
     pub unseen: Vec<UnseenValue>,
+    /// Where each ID, SKU, amount or handle among the arguments came from.
+    pub provenance: Vec<Provenance>,
+    /// What the earlier results behind the call's handles said.
+    pub backing: Vec<Backing>,
     /// The tool's definition changed since it was pinned: a readable diff.
     pub changed_definition: Option<String>,
     /// Why the host asks (outside the allow list, or a changed definition).

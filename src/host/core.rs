@@ -41,6 +41,8 @@ pub struct Host {
     pub(super) request_counter: std::sync::atomic::AtomicU64,
     /// How each tool compared with its pin at the last listing.
     pub(super) pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
+    /// Held tools already put to a person in this session, by name and definition.
+    pub(super) reviewed: Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -195,9 +197,12 @@ impl Host {
             tickets,
             request_counter: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
+            reviewed: Mutex::new(Default::default()),
         };
         let mut host = host;
-        host.refresh_tools().await;
+        // The first listing of each connection is the one pinned: a server that changes its
+        // tools when listed again is a change, never the pin.
+        host.list_tools(true).await;
         host.attached = host.attach_marked_resources().await;
         for conn in &host.servers {
             let live = conn.current().await;

@@ -18,6 +18,7 @@ use crate::host::calls::{self, CallPlan};
 use crate::host::checks::{self, CallFact};
 use crate::host::events::HostEvent;
 use crate::host::prompt;
+use crate::host::{provenance, schema};
 use crate::model::chat::ToolSpec;
 use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, tool_response_block};
 use crate::recording::Event;
@@ -99,6 +100,7 @@ impl Host {
         if extra_prompt.is_none() || self.tools.read().await.0.is_empty() {
             self.refresh_tools().await;
         }
+        self.review_held_tools(id).await;
         let mut run = TicketRun {
             ticket: id.to_owned(),
             model_calls: 0,
@@ -126,6 +128,9 @@ impl Host {
         let limit = self.config.limits.model_calls_per_ticket;
         for turn in 1..=limit {
             run.model_calls = turn;
+            if turn == limit && turn > 1 {
+                conversation.last_turn();
+            }
             let reply = match self.ask_model(id, turn, &conversation).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -160,7 +165,7 @@ impl Host {
         let mut messages = vec![
             Message::System { content: system },
             Message::User {
-                content: prompt::ticket_message(ticket),
+                content: prompt::ticket_message(ticket, self.config.desk.signature()),
             },
         ];
         if let Some(extra) = extra_prompt {
@@ -169,6 +174,7 @@ impl Host {
             });
         }
         let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
+        let customer_text = format!("{ticket_text}\n{}", ticket.customer_id);
         let conversation = Conversation {
             messages,
             tool_list_chars: specs
@@ -176,8 +182,9 @@ impl Host {
                 .map(|s| s.name.len() + s.description.len() + s.input_schema.to_string().len())
                 .sum(),
             context_chars: attached.iter().map(|a| a.text.len()).sum(),
+            offered: specs.clone(),
             specs,
-            seen: vec![ticket_text.clone(), ticket.customer_id.clone()],
+            customer_text,
             ticket_text,
             facts: Vec::new(),
         };
@@ -196,7 +203,7 @@ impl Host {
     ) -> Result<Reply, String> {
         let request = ChatRequest {
             messages: conversation.messages.clone(),
-            tools: conversation.specs.clone(),
+            tools: conversation.offered.clone(),
         };
         tracing::info!(
             ticket = id,
@@ -267,26 +274,34 @@ impl Host {
                 });
                 None
             }
-            Reply::Call { call, content } => {
+            Reply::Call {
+                call,
+                content,
+                dropped,
+            } => {
                 conversation.messages.push(Message::Assistant {
                     content,
                     tool_call: Some(call.clone()),
                 });
                 let last_turn = turn == self.config.limits.model_calls_per_ticket;
-                let (outcome, text, tool) = if last_turn {
+                let (outcome, mut text, tool) = if last_turn {
                     self.refuse_at_limit(&ticket.ticket_id, turn, &call).await
                 } else {
-                    self.run_call(ticket, turn, &call, &conversation.seen).await
+                    self.run_call(ticket, turn, &call, conversation).await
                 };
-                if matches!(outcome, Outcome::Result | Outcome::ToolError) {
-                    conversation.seen.push(text.clone());
-                }
                 conversation.facts.push(CallFact {
                     tool: tool.clone(),
+                    turn,
                     outcome,
                     arguments: call.arguments.clone(),
                     result: text.clone(),
                 });
+                if dropped > 0 {
+                    text.push_str(&format!(
+                        "\n(Your reply held {} more tool call(s) after this one; only this first one was run. Make one call per reply.)",
+                        dropped
+                    ));
+                }
                 conversation.messages.push(Message::Tool {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -309,8 +324,13 @@ impl Host {
             run.stopped_at_turn_limit = true;
         }
         if let Some(draft) = &run.draft {
-            let checked =
-                checks::check_reply(draft, &conversation.facts, &conversation.ticket_text);
+            let tools: Vec<String> = conversation.specs.iter().map(|s| s.name.clone()).collect();
+            let checked = checks::check_reply(
+                draft,
+                &conversation.facts,
+                &conversation.ticket_text,
+                &tools,
+            );
             run.findings = checked.findings.clone();
             run.draft = Some(checked.text.clone());
             self.report_in_run(Event::Draft {
@@ -373,14 +393,29 @@ impl Host {
         .await;
     }
 
-    /// Route → consent → call. Returns the outcome, the text for the model, and the tool's
-    /// canonical name (or the name as the model wrote it, when unknown).
+    /// A call the host did not send: recorded with its outcome, and told to the model.
+    async fn refused(
+        &self,
+        ticket: &str,
+        turn: u32,
+        tool: &str,
+        outcome: Outcome,
+        text: String,
+    ) -> (Outcome, String, String) {
+        self.finish_call(ticket, turn, tool, outcome, &text, false)
+            .await;
+        (outcome, text, tool.to_owned())
+    }
+
+    /// Route → the host's own refusals → consent → call. Returns the outcome, the text for
+    /// the model, and the tool's canonical name (or the name as the model wrote it, when
+    /// unknown).
     pub(super) async fn run_call(
         &self,
         ticket: &Ticket,
         turn: u32,
         call: &ToolCall,
-        seen: &[String],
+        conversation: &Conversation,
     ) -> (Outcome, String, String) {
         let id = ticket.ticket_id.as_str();
         let (canonical, routed) = self.route(call).await;
@@ -391,14 +426,39 @@ impl Host {
             arguments: call.arguments.clone(),
         })
         .await;
+        if let Some(text) = conversation.repeats_a_failure(&canonical, call) {
+            return self
+                .refused(id, turn, &canonical, Outcome::Failed, text)
+                .await;
+        }
         let (name, conn, tool) = match routed {
             Ok(routed) => routed,
             Err(text) => {
-                self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false)
+                return self
+                    .refused(id, turn, &canonical, Outcome::UnknownTool, text)
                     .await;
-                return (Outcome::UnknownTool, text, canonical);
             }
         };
+        let problems = schema::problems(&tool.input_schema, &call.arguments);
+        if !problems.is_empty() {
+            let text = format!(
+                "not run: the arguments do not fit {canonical}'s input schema: {}. Fix the call and send it again, or write the reply to the customer.",
+                problems.join("; ")
+            );
+            return self
+                .refused(id, turn, &canonical, Outcome::Failed, text)
+                .await;
+        }
+        let traced = provenance::trace(
+            &call.arguments,
+            &conversation.customer_text,
+            &conversation.facts,
+        );
+        if let Some(text) = provenance::handle_refusal(&canonical, &traced) {
+            return self
+                .refused(id, turn, &canonical, Outcome::Failed, text)
+                .await;
+        }
         let asked = Consent {
             ticket: id,
             turn,
@@ -407,11 +467,13 @@ impl Host {
             conn: &conn,
             tool: &tool,
             call,
+            backing: provenance::backing(&traced, &conversation.facts),
+            provenance: traced,
         };
-        if let Err(text) = self.ask_consent(&asked, seen).await {
-            self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false)
+        if let Err(text) = self.ask_consent(&asked).await {
+            return self
+                .refused(id, turn, &canonical, Outcome::Declined, text)
                 .await;
-            return (Outcome::Declined, text, canonical);
         }
         let run = self.call_server(&asked).await;
         self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated)
@@ -438,8 +500,12 @@ impl Host {
                 Err(format!("{e}. The tools are: {}.", listed.join(", ")))
             }
             Ok(name) => match offered.get(&name) {
-                Some(Offered { conn, tool }) => Ok((name, Arc::clone(conn), tool.clone())),
-                None => Err(format!("there is no tool \"{canonical}\" right now")),
+                Some(Offered {
+                    conn,
+                    tool,
+                    held: None,
+                }) => Ok((name, Arc::clone(conn), tool.clone())),
+                Some(_) | None => Err(format!("there is no tool \"{canonical}\" right now")),
             },
         };
         (canonical, found)
@@ -493,15 +559,50 @@ impl Host {
 /// One ticket's conversation as the model sees it, and what the host keeps beside it.
 pub(super) struct Conversation {
     messages: Vec<Message>,
+    /// The tools of this ticket, for routing and the system prompt.
     specs: Vec<ToolSpec>,
+    /// The tools the next request offers: all of them, and none on the last turn.
+    offered: Vec<ToolSpec>,
     tool_list_chars: usize,
     context_chars: usize,
     /// The customer's subject and body, for the draft's checks.
     ticket_text: String,
-    /// Texts an argument may come from: the ticket, and every result so far.
-    seen: Vec<String>,
+    /// The customer's text with the customer ID the desk knows: where an argument may come
+    /// from besides a tool result.
+    customer_text: String,
     /// Every call of this run with its outcome: the draft is checked against it.
     facts: Vec<CallFact>,
+}
+
+impl Conversation {
+    /// The last model call of the ticket: no tools are offered, and the model is told to write
+    /// its reply (a call now could not be run, as nothing would read its result).
+    fn last_turn(&mut self) {
+        self.offered.clear();
+        self.messages.push(Message::User {
+            content: prompt::LAST_TURN.to_owned(),
+        });
+    }
+
+    /// The words for the model when `call` is exactly a call that already failed in this
+    /// ticket (same tool, same arguments): it is not run again.
+    fn repeats_a_failure(&self, canonical: &str, call: &ToolCall) -> Option<String> {
+        let earlier = self.facts.iter().find(|fact| {
+            fact.outcome != Outcome::Result
+                && fact.tool == canonical
+                && fact.arguments == call.arguments
+        })?;
+        Some(format!(
+            "not run again: this exact call already came back \"{}\" on turn {} ({}). Change the arguments, use another tool, or write the reply to the customer with what you know.",
+            earlier.outcome.label(),
+            earlier.turn,
+            provenance::cut(first_line(&earlier.result), 200)
+        ))
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
 }
 
 /// 1 for a ticket a queue's task worked, 0 for one it left alone or whose task failed.

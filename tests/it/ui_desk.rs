@@ -116,6 +116,7 @@ pub fn asks_for(tool: &str, arguments: serde_json::Value) -> Reply {
             arguments: arguments.as_object().cloned().unwrap_or_default(),
         },
         content: String::new(),
+        dropped: 0,
     }
 }
 
@@ -184,6 +185,7 @@ fn worked(app: &mut App, record: &DeskRecord) {
             unseen: vec![],
             approved: true,
             by: "dana".into(),
+            shown: None,
         },
         outcome(
             t,
@@ -246,6 +248,8 @@ fn consent_question(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<C
             argument: "quote_id".into(),
             value: "Q-0123456789".into(),
         }],
+        provenance: vec![],
+        backing: vec![],
         changed_definition: None,
         reason: "shop.issue_refund is not on the desk's list of tools that change nothing".into(),
     });

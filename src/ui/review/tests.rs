@@ -122,6 +122,7 @@ fn shop_ticket(id: &str, subject: &str, body: &str) -> Ticket {
         expected_tool: "issue_refund".to_owned(),
         injected: true,
         wrong_ids: vec![],
+        customer_name: None,
     }
 }
 
@@ -162,6 +163,7 @@ fn hostile_events() -> Vec<Event> {
             unseen: vec!["quote_id=Q-9".to_owned()],
             approved: false,
             by: "ana".to_owned(),
+            shown: None,
         },
         Event::InputRequest {
             ticket: t.to_owned(),
