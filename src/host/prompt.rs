@@ -75,7 +75,9 @@ pub fn ticket_message(ticket: &Ticket, signature: &str) -> String {
         .map_or("the customer", str::trim);
     format!(
         "Ticket {} from {customer}, received {}.\nSubject: {}\n\n<ticket>\n{}\n</ticket>\n\n\
-         Work this ticket: first call the one tool that answers it. Once the tool results answer it, \
+         Work this ticket: first call the one tool that answers it (an order number: the order's status, \
+         or a refund quote when they want their money back; a tracking number: the parcel; a product: \
+         the product; no order number: the customer's orders). Once the tool results answer it, \
          write the reply to {addressee} in your own words and sign it \"{}\".",
         ticket.ticket_id,
         ticket.received_at,
