@@ -124,6 +124,10 @@ impl Limits {
 #[serde(deny_unknown_fields)]
 pub struct ConsentConfig {
     pub allow: Vec<String>,
+    /// Tools the desk itself holds to be read-only, whatever a server says: the only ones a
+    /// person may trust from a consent card.
+    #[serde(default)]
+    pub read_only: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -125,7 +125,8 @@ pub(super) async fn work(
             prompt,
         })
         .await?;
-    let mut summary = None;
+    let mut summary: Option<Summary> = None;
+    let mut servers_failed = 0;
     while let Some(event) = events.recv().await {
         match event {
             HostEvent::Happened { ticket, state, .. }
@@ -134,12 +135,14 @@ pub(super) async fn work(
                 tracing::info!(%ticket, reason = ?state.reason, "needs a person")
             }
             HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
-            HostEvent::QueueFinished(done) => {
+            HostEvent::QueueFinished(mut done) => {
+                done.servers_failed = servers_failed;
                 summary = Some(done);
                 commands.send(Command::Shutdown).await?;
             }
             HostEvent::Stopped => break,
             HostEvent::Servers(servers) => {
+                servers_failed = servers.iter().filter(|s| s.error.is_some()).count();
                 for server in servers.iter().filter(|s| s.error.is_some()) {
                     tracing::error!(server = %server.prefix, error = ?server.error, "server not connected");
                 }
@@ -147,7 +150,8 @@ pub(super) async fn work(
             HostEvent::Happened { .. }
             | HostEvent::Record(_)
             | HostEvent::Prompts(_)
-            | HostEvent::Resources(_) => {}
+            | HostEvent::Resources(_)
+            | HostEvent::Trust(_) => {}
         }
     }
     task.await?;

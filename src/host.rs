@@ -26,3 +26,4 @@ mod team;
 mod ticket_loop;
 pub mod tools;
 mod transport;
+pub mod trust;

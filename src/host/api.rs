@@ -64,6 +64,10 @@ pub enum Command {
     TakeOver { ticket: TicketId, reason: String },
     /// List every server's resources again (the person's picker).
     ListResources,
+    /// Report the tools people trust (answered with `HostEvent::Trust`).
+    ListTrust,
+    /// Take back the trust in one tool (`prefix.tool`); it is asked about again.
+    RevokeTrust { tool: String },
     /// Stop: close every server connection and end the host task.
     Shutdown,
 }
@@ -202,8 +206,11 @@ pub struct ConsentAsk {
     pub provenance: Vec<Provenance>,
     /// What the earlier results behind the call's handles said.
     pub backing: Vec<Backing>,
-    /// The tool's definition changed since it was pinned: a readable diff.
+    /// The tool's definition changed since it was pinned: a readable diff (or, for a tool
+    /// held before the model may see it, the spans of its description that address the model).
     pub changed_definition: Option<String>,
+    /// The tool is on the host's own read-only list: the person may trust it from now on.
+    pub trustable: bool,
     /// Why the host asks (outside the allow list, or a changed definition).
     pub reason: String,
 }
@@ -214,6 +221,31 @@ pub struct ConsentAnswer {
     pub approved: bool,
     /// Who answered (a staff name, or `script` in headless runs).
     pub by: String,
+    /// With a yes to a tool the card offers to trust: allow it unasked from now on.
+    pub trust: Option<TrustScope>,
+}
+
+/// How long a person's trust in one read-only tool lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustScope {
+    /// Until this desk stops.
+    Session,
+    /// Until someone revokes it.
+    Always,
+}
+
+/// A person's trust in one read-only tool: who gave it, when, and for which definition.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TrustGrant {
+    /// `prefix.tool`.
+    pub tool: String,
+    pub scope: TrustScope,
+    pub by: String,
+    /// Unix seconds.
+    pub at: i64,
+    /// sha256 of the tool's definition when trusted; a changed tool is asked about again.
+    pub definition: String,
 }
 
 /// A server asks for input (elicitation), through the host.

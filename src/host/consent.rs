@@ -14,9 +14,10 @@ use serde_json::{Map, Value};
 
 use super::api::{
     ArgSource, Backing, ConsentAnswer, ConsentAsk, Pending, Provenance, Question, ToolHints,
-    UnseenValue,
+    TrustGrant, TrustScope, UnseenValue,
 };
 use super::core::Host;
+use super::events::HostEvent;
 use super::names::ToolName;
 use super::servers::ServerConn;
 use super::tools::Held;
@@ -58,6 +59,14 @@ impl ConsentGate {
             }
         }
     }
+}
+
+/// sha256 of a tool's pinned definition, as hex.
+pub fn definition_hash(tool: &Tool) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(
+        definition(tool).to_string().as_bytes(),
+    ))
 }
 
 /// The parts of a tool's definition that are pinned.
@@ -257,6 +266,19 @@ impl Host {
         let Verdict::Ask { reason } = self.gate.check(asked.name, changed.is_some()) else {
             return Ok(());
         };
+        let trustable = changed.is_none()
+            && self
+                .config
+                .consent
+                .read_only
+                .contains(&asked.canonical.to_owned());
+        let hash = definition_hash(asked.tool);
+        if trustable {
+            if let Some(grant) = self.trust.lock().await.covering(asked.canonical, &hash) {
+                tracing::info!(tool = %asked.canonical, by = %grant.by, "trusted; not asked");
+                return Ok(());
+            }
+        }
         let ask = ConsentAsk {
             ticket: asked.ticket.to_owned(),
             server: asked.conn.prefix.clone(),
@@ -276,6 +298,7 @@ impl Host {
             provenance: asked.provenance.clone(),
             backing: asked.backing.clone(),
             changed_definition: changed.clone(),
+            trustable,
             reason: reason.clone(),
         };
         let unseen: Vec<String> = ask
@@ -300,6 +323,10 @@ impl Host {
                 "{} declined this call at the desk; it did not run. Tell the customer what you can without it.",
                 answer.by
             ));
+        }
+        if let Some(scope) = answer.trust.filter(|_| trustable) {
+            self.trust_tool(asked.canonical, scope, &answer.by, hash)
+                .await;
         }
         if let Some(diff) = &changed {
             self.pins
@@ -338,6 +365,7 @@ impl Host {
                 provenance: vec![],
                 backing: vec![],
                 changed_definition: Some(shown.clone()),
+                trustable: false,
                 reason: reason.clone(),
             };
             let answer = self.put_to_a_person(ask).await;
@@ -364,6 +392,40 @@ impl Host {
         }
     }
 
+    /// A person trusts `tool` as it is defined now: it runs unasked while that lasts.
+    async fn trust_tool(&self, tool: &str, scope: TrustScope, by: &str, definition: String) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let grant = TrustGrant {
+            tool: tool.to_owned(),
+            scope,
+            by: by.to_owned(),
+            at,
+            definition,
+        };
+        let mut trust = self.trust.lock().await;
+        trust.grant(grant);
+        let _ = self.events.send(HostEvent::Trust(trust.list()));
+    }
+
+    /// The tools people trust right now.
+    pub async fn trusted(&self) -> Vec<TrustGrant> {
+        self.trust.lock().await.list()
+    }
+
+    /// Takes back the trust in `tool`; it is asked about again from its next call.
+    pub async fn revoke_trust(&self, tool: &str) -> Result<(), String> {
+        let mut trust = self.trust.lock().await;
+        if !trust.revoke(tool) {
+            return Err(format!(
+                "{tool} is not trusted, so there is nothing to revoke"
+            ));
+        }
+        let _ = self.events.send(HostEvent::Trust(trust.list()));
+        Ok(())
+    }
+
     /// The question, to whoever answers them (the desk, or a script); unanswered is no.
     async fn put_to_a_person(&self, ask: ConsentAsk) -> ConsentAnswer {
         let (pending, answer) = Pending::new(ask);
@@ -376,11 +438,13 @@ impl Host {
             return ConsentAnswer {
                 approved: false,
                 by: "nobody (no one is answering)".into(),
+                trust: None,
             };
         }
         answer.await.unwrap_or(ConsentAnswer {
             approved: false,
             by: "nobody (the question was dropped)".into(),
+            trust: None,
         })
     }
 }

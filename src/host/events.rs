@@ -23,6 +23,8 @@ pub enum HostEvent {
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.
     Resources(Vec<ResourceInfo>),
+    /// The tools people trust, after a change or when asked.
+    Trust(Vec<super::api::TrustGrant>),
     /// A queue run finished.
     QueueFinished(Summary),
     /// A command could not be carried out.

@@ -159,6 +159,10 @@ async fn handle(
         Command::ListResources => {
             let _ = events.send(HostEvent::Resources(host.resources().await));
         }
+        Command::ListTrust => {
+            let _ = events.send(HostEvent::Trust(host.trusted().await));
+        }
+        Command::RevokeTrust { tool } => report(events, host.revoke_trust(&tool).await),
         Command::Shutdown => {}
     }
 }

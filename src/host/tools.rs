@@ -149,16 +149,13 @@ impl Host {
 
     /// sha256 of each offered tool's pinned definition, by server.
     pub async fn tool_hashes(&self) -> BTreeMap<String, BTreeMap<String, String>> {
-        use sha2::Digest;
         let tools = self.tools.read().await;
         let mut hashes: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (name, offered) in &tools.1 {
-            let digest =
-                sha2::Sha256::digest(consent::definition(&offered.tool).to_string().as_bytes());
             hashes
                 .entry(name.prefix.clone())
                 .or_default()
-                .insert(name.tool.clone(), hex::encode(digest));
+                .insert(name.tool.clone(), consent::definition_hash(&offered.tool));
         }
         hashes
     }

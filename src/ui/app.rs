@@ -42,6 +42,10 @@ pub enum Modal {
     Help {
         scroll: u16,
     },
+    /// The tools people trust, with this one chosen.
+    Trust {
+        selected: usize,
+    },
 }
 
 pub enum PickerKind {
@@ -71,6 +75,8 @@ pub struct App {
     pub servers: Vec<ServerSummary>,
     pub prompts: Vec<PromptInfo>,
     pub resources: Vec<ResourceInfo>,
+    /// The tools people trust to run unasked, as the host last reported them.
+    pub trust: Vec<crate::host::api::TrustGrant>,
     pub model: String,
     pub staff: String,
     /// On a team's record: whether the person at this desk is a lead (the database's word).
@@ -102,6 +108,7 @@ impl App {
             servers: vec![],
             prompts: vec![],
             resources: vec![],
+            trust: vec![],
             model,
             staff,
             lead: None,
@@ -225,6 +232,7 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
+            HostEvent::Trust(trust) => self.trust = trust,
             HostEvent::Record(history) => {
                 for (state, entries) in history {
                     self.transcripts.insert(state.ticket.clone(), entries);
@@ -401,6 +409,10 @@ impl App {
             }
             Action::PickReview => self.open_picker(PickerKind::Reviews),
             Action::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            Action::Trust => {
+                self.modal = Some(Modal::Trust { selected: 0 });
+                return Some(Command::ListTrust);
+            }
             Action::Search => self.search = Some(Search::new()),
             Action::NextMatch => self.find(true),
             Action::PreviousMatch => self.find(false),

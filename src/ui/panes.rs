@@ -7,3 +7,4 @@ pub mod picker;
 pub mod queue;
 pub mod status;
 pub mod ticket;
+pub mod trust;

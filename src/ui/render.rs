@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Modal};
-use super::panes::{footer, help, picker, queue, status, ticket};
+use super::panes::{footer, help, picker, queue, status, ticket, trust};
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
@@ -37,6 +37,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::Note(input, _) | Modal::TakeOver(input, _) => input.render(frame, area),
             Modal::Picker(choice) => picker::render(app, choice, frame, area),
             Modal::Help { scroll } => help::render(*scroll, frame, area),
+            Modal::Trust { selected } => trust::render(&app.trust, *selected, frame, area),
         }
     }
 }

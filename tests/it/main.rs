@@ -11,6 +11,7 @@ mod fixture;
 mod fuzz;
 mod host;
 mod interop;
+mod judgment;
 mod mock_model;
 mod partner;
 mod pg_cluster;

@@ -251,6 +251,7 @@ fn consent_question(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<C
         provenance: vec![],
         backing: vec![],
         changed_definition: None,
+        trustable: false,
         reason: "shop.issue_refund is not on the desk's list of tools that change nothing".into(),
     });
     (Question::Consent(pending), answer)
@@ -364,7 +365,8 @@ async fn a_consent_question_opens_its_modal_and_y_approves_as_the_staff_member()
         answer.await.expect("answered"),
         ConsentAnswer {
             approved: true,
-            by: "dana".into()
+            by: "dana".into(),
+            trust: None,
         }
     );
 }
