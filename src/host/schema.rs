@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::model::textcalls::kind_of;
+
 /// Each way the arguments break the schema, in words the model can act on; empty when none.
 pub fn problems(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Vec<String> {
     let mut found = Vec::new();
@@ -55,7 +57,7 @@ fn value_problem(schema: &Map<String, Value>, value: &Value) -> Option<String> {
                 .filter_map(Value::as_object)
                 .any(|branch| value_problem(branch, value).is_none());
             if !fits {
-                return Some(format!("has the wrong form ({})", kind(value)));
+                return Some(format!("has the wrong form ({})", kind_of(value)));
             }
         }
     }
@@ -69,7 +71,7 @@ fn value_problem(schema: &Map<String, Value>, value: &Value) -> Option<String> {
             return Some(format!(
                 "must be {}, not {}",
                 allowed.join(" or "),
-                kind(value)
+                kind_of(value)
             ));
         }
     }
@@ -119,17 +121,6 @@ fn is_type(value: &Value, name: &str) -> bool {
         "object" => value.is_object(),
         "null" => value.is_null(),
         _ => true,
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -361,16 +361,19 @@ impl Host {
             "not run: the ticket reached its limit of {} model calls, so nothing could read the result",
             self.config.limits.model_calls_per_ticket
         );
+        // No tools were offered on this turn, so the name is the model's own: the host's
+        // table says which tool it meant.
+        let (tool, _) = self.route(call).await;
         self.report_in_run(Event::ToolCall {
             ticket: ticket.to_owned(),
             turn,
-            tool: call.name.clone(),
+            tool: tool.clone(),
             arguments: call.arguments.clone(),
         })
         .await;
-        self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false)
+        self.finish_call(ticket, turn, &tool, Outcome::Failed, &text, false)
             .await;
-        (Outcome::Failed, text, call.name.clone())
+        (Outcome::Failed, text, tool)
     }
 
     pub(super) async fn finish_call(

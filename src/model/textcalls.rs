@@ -236,7 +236,8 @@ fn call_fields(value: &Value) -> Result<(String, Map<String, Value>), String> {
     Ok((name, arguments))
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// How a JSON value's kind is named to a model ("a number", "a list").
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

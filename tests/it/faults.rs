@@ -203,7 +203,7 @@ async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next()
     );
     h.work("T-0002").await;
     assert_eq!(
-        h.outcomes().await.last().map(|o| o.1),
+        h.outcomes().await.get(2).map(|o| o.1),
         Some(Outcome::UnknownTool),
         "the next ticket meets the change at the pins: the tool is kept from the model"
     );
@@ -220,12 +220,13 @@ async fn instructions_in_a_server_description_cause_no_side_effect_without_conse
         .store(true, Ordering::SeqCst);
     h.work("T-0001").await;
     // The untrusted server's resources are never attached, and its words reach the model
-    // only as a tool description; the refund it asked for waited for a person, who said no.
+    // only as a tool description; the refund it asked for carried a quote ID no tool gave,
+    // so the host refused it before asking anyone, and it never ran.
     assert!(h.host.attached().iter().all(|a| a.server != "fix"));
     assert!(
         h.outcomes()
             .await
-            .contains(&("shop.issue_refund".to_owned(), Outcome::Declined)),
+            .contains(&("shop.issue_refund".to_owned(), Outcome::Failed)),
         "{:?}",
         h.outcomes().await
     );
@@ -233,5 +234,11 @@ async fn instructions_in_a_server_description_cause_no_side_effect_without_conse
         !h.outcomes()
             .await
             .contains(&("shop.issue_refund".to_owned(), Outcome::Result))
+    );
+    assert!(
+        h.people
+            .consents()
+            .iter()
+            .all(|a| a.tool != "shop.issue_refund")
     );
 }

@@ -750,26 +750,47 @@ async fn a_killed_server_is_restarted_and_a_read_is_retried_once() {
 
 #[tokio::test]
 async fn a_refund_is_never_retried_when_the_server_dies() {
-    let h = harness(Setup::new(scripted(vec![
-        call("shop__issue_refund", json!({"quote_id": "Q-0123456789"})),
-        call("shop__get_order_status", json!({"order_id": "O-1744"})),
-        words("Checked."),
-    ])))
-    .await;
-    kill_shop(h.dir.path());
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The shop dies between the quote and the refund of the quote it handed out.
+    let dir_cell: Arc<Mutex<Option<PathBuf>>> = Arc::default();
+    let cell = Arc::clone(&dir_cell);
+    let brain: Brain = Arc::new(move |request: &Value| {
+        let tools = tool_messages(request);
+        match tools.len() {
+            0 => call(
+                "shop__quote_refund",
+                json!({"order_id": "O-1744", "reason": "cracked"}),
+            ),
+            1 => {
+                if let Some(dir) = cell.lock().expect("lock").as_ref() {
+                    kill_shop(dir);
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                let quote = tools[0]
+                    .lines()
+                    .nth(1)
+                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                    .unwrap_or_default();
+                call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
+            }
+            2 => call("shop__get_order_status", json!({"order_id": "O-1744"})),
+            _ => words("Hello Hanna, we have checked your order."),
+        }
+    });
+    let h = harness(Setup::new(brain)).await;
+    *dir_cell.lock().expect("lock") = Some(h.dir.path().to_owned());
     h.work("T-0009").await;
     assert_eq!(
         h.outcomes().await,
         [
+            out("shop.quote_refund", Outcome::Result),
             out("shop.issue_refund", Outcome::Failed),
             out("shop.get_order_status", Outcome::Result)
         ]
     );
     assert!(
-        h.outcome_texts().await[0].contains("not retried"),
+        h.outcome_texts().await[1].contains("not retried"),
         "{}",
-        h.outcome_texts().await[0]
+        h.outcome_texts().await[1]
     );
 }
 

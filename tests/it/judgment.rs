@@ -218,8 +218,9 @@ async fn a_refunds_consent_card_shows_where_each_value_came_from_and_what_the_qu
     assert!(said.contains_key("amount"), "{said:?}");
 }
 
-#[tokio::test]
-async fn a_tool_that_addresses_the_model_is_held_at_first_sight_with_its_spans() {
+/// The fixture whose `echo_meta` addresses the model from its first listing, and a model
+/// that calls it once.
+fn poisoned_fixture() -> Setup {
     let mut setup = fixture_setup(
         scripted(vec![
             call("fix__echo_meta", json!({})),
@@ -228,6 +229,12 @@ async fn a_tool_that_addresses_the_model_is_held_at_first_sight_with_its_spans()
         Box::new(|_| FormAnswer::Cancel),
     );
     setup.poisoned = true;
+    setup
+}
+
+#[tokio::test]
+async fn a_tool_that_addresses_the_model_is_held_at_first_sight_with_its_spans() {
+    let mut setup = poisoned_fixture();
     setup.consent = Box::new(|ask| ask.changed_definition.is_none());
     let h = harness(setup).await;
     h.work("T-0001").await;
@@ -256,15 +263,7 @@ async fn a_tool_that_addresses_the_model_is_held_at_first_sight_with_its_spans()
 
 #[tokio::test]
 async fn a_held_tool_a_person_approves_is_offered_and_the_approval_kept_with_its_text() {
-    let mut setup = fixture_setup(
-        scripted(vec![
-            call("fix__echo_meta", json!({})),
-            words("Hello, done here."),
-        ]),
-        Box::new(|_| FormAnswer::Cancel),
-    );
-    setup.poisoned = true;
-    let h = harness(setup).await;
+    let h = harness(poisoned_fixture()).await;
     h.work("T-0001").await;
     assert!(offered(&h.model.requests()[0]).contains(&"fix__echo_meta".to_owned()));
     assert_eq!(

@@ -398,10 +398,7 @@ fn a_read_only_tool_on_the_desks_list_may_be_trusted_from_its_card() {
     let mut modal = ConsentModal::new(ask, "T-0007 · Mara Lindqvist · Where is my parcel??".into());
     let terminal = draw(&modal, 80, 24);
     insta::assert_snapshot!("trustable_parcel_80x24", terminal.backend());
-    find(
-        terminal.backend().buffer(),
-        "s/a allow for the session/always",
-    );
+    find(terminal.backend().buffer(), "s/a trust (session/always)");
     assert_eq!(
         modal.handle_key(key(KeyCode::Char('s'))),
         ModalOutcome::Answered((true, Some(TrustScope::Session)))
