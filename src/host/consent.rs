@@ -273,11 +273,9 @@ impl Host {
                 .read_only
                 .contains(&asked.canonical.to_owned());
         let hash = definition_hash(asked.tool);
-        if trustable {
-            if let Some(grant) = self.trust.lock().await.covering(asked.canonical, &hash) {
-                tracing::info!(tool = %asked.canonical, by = %grant.by, "trusted; not asked");
-                return Ok(());
-            }
+        if trustable && let Some(grant) = self.trust.lock().await.covering(asked.canonical, &hash) {
+            tracing::info!(tool = %asked.canonical, by = %grant.by, "trusted; not asked");
+            return Ok(());
         }
         let ask = ConsentAsk {
             ticket: asked.ticket.to_owned(),

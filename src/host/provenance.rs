@@ -241,7 +241,11 @@ mod tests {
             ("Q-0000000001", "comes from the customer's text"),
             ("Q-0000000002", "appears nowhere"),
         ] {
-            let traced = trace(&args(json!({"quote_id": quote})), ticket, &[error.clone()]);
+            let traced = trace(
+                &args(json!({"quote_id": quote})),
+                ticket,
+                std::slice::from_ref(&error),
+            );
             let refusal = handle_refusal("shop.issue_refund", &traced).expect("refused");
             assert!(refusal.contains("because quote_id"), "{refusal}");
             assert!(refusal.contains(whence), "{refusal}");

@@ -126,9 +126,12 @@ fn summary_of(recording: &Recording, tickets: &[Ticket]) -> Summary {
     Summary::from_events(&recording.events, tickets, &allow)
 }
 
+/// How one figure is read from a summary.
+type Figure = fn(&Summary) -> String;
+
 /// Each figure of the two summaries, as a name and the two values.
 pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, String)> {
-    let pairs: [(&str, fn(&Summary) -> String); 16] = [
+    let pairs: [(&str, Figure); 16] = [
         ("tickets worked", |s| s.tickets_worked.to_string()),
         ("model calls", |s| s.model_calls.to_string()),
         ("tool calls", |s| s.tool_calls.to_string()),
