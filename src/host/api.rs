@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 pub use super::checks::Finding;
 pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
 pub use super::form_checks::{FieldProblem, defaults, validate};
+pub use super::summary::Summary;
 pub use super::task::HostHandle;
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Lifecycle, TicketState, rfc3339};

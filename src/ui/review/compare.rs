@@ -10,7 +10,7 @@ use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph};
 
 use super::history::{history_lines, step_title};
 use super::one_line;
-use crate::host::summary::Summary;
+use crate::host::api::Summary;
 use crate::recording::review::{Review, ReviewTicket};
 use crate::ui::theme;
 
