@@ -41,6 +41,10 @@ pub enum Command {
         /// The recording (a directory of .jsonl batches, or one .jsonl file).
         #[arg(default_value = "recordings/ticket-runs")]
         path: PathBuf,
+        /// Another recording to hold it against: the two runs of each ticket side by side
+        /// (`c`), and both runs' figures as a chart (`g`).
+        #[arg(long)]
+        against: Option<PathBuf>,
     },
     /// Serve one of the bundled MCP servers.
     Serve {
@@ -68,6 +72,14 @@ pub enum Command {
     Approvals(ApprovalsArgs),
     /// Answer one open approval as the person the store logs in as (a lead who did not ask).
     Approve(ApproveArgs),
+    /// Line up two recordings ticket by ticket: their figures, and what each run did differently.
+    Compare {
+        old: PathBuf,
+        new: PathBuf,
+        /// Print it as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the summary of a recorded run, computed from the recording alone.
     Summary {
         /// The recording (a directory of .jsonl batches, or one .jsonl file).
@@ -347,7 +359,7 @@ pub fn in_words(error: &anyhow::Error) -> String {
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Desk(args) => run_desk(args).await,
-        Command::Review { path } => run_review(&path).await,
+        Command::Review { path, against } => run_review(&path, against.as_deref()).await,
         Command::Serve { server } => crate::startup::serve::serve(server).await,
         Command::Run(args) => run(args).await,
         Command::Queue(args) => queue(args).await,
@@ -364,6 +376,14 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 args.out.display()
             ))
         }
+        Command::Compare { old, new, json } => write_stdout(&format!(
+            "{}\n",
+            crate::recording::compare::run(
+                &startup::recording_path(&old.to_string_lossy()),
+                &startup::recording_path(&new.to_string_lossy()),
+                json
+            )?
+        )),
         Command::Summary { path, json } => {
             let summary =
                 crate::headless::summarize(&startup::recording_path(&path.to_string_lossy()))?;
@@ -426,10 +446,18 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
     crate::ui::terminal::run_desk(handle, app).await
 }
 
-async fn run_review(path: &std::path::Path) -> anyhow::Result<()> {
-    let path = startup::recording_path(&path.to_string_lossy());
-    let review = crate::recording::review::Review::open(&path)?;
-    crate::ui::terminal::run_review(crate::ui::review::ReviewScreen::new(review)).await
+async fn run_review(
+    path: &std::path::Path,
+    against: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let open = |path: &std::path::Path| {
+        crate::recording::review::Review::open(&startup::recording_path(&path.to_string_lossy()))
+    };
+    let screen = match against {
+        Some(other) => crate::ui::review::ReviewScreen::against(open(path)?, open(other)?),
+        None => crate::ui::review::ReviewScreen::new(open(path)?),
+    };
+    crate::ui::terminal::run_review(screen).await
 }
 
 async fn queue(args: QueueArgs) -> anyhow::Result<()> {

@@ -44,6 +44,16 @@ pub struct DeskSection {
     pub store: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_env: Option<String>,
+    /// How the desk's replies are signed; the model is told to sign with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl DeskSection {
+    /// The signature replies end with (the team's name when none is configured).
+    pub fn signature(&self) -> &str {
+        self.signature.as_deref().unwrap_or("The support team")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +124,10 @@ impl Limits {
 #[serde(deny_unknown_fields)]
 pub struct ConsentConfig {
     pub allow: Vec<String>,
+    /// Tools the desk itself holds to be read-only, whatever a server says: the only ones a
+    /// person may trust from a consent card.
+    #[serde(default)]
+    pub read_only: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -187,7 +187,8 @@ pub(super) async fn work(
             prompt,
         })
         .await?;
-    let mut summary = None;
+    let mut summary: Option<Summary> = None;
+    let mut servers_failed = 0;
     while let Some(event) = events.recv().await {
         match event {
             HostEvent::Happened { ticket, state, .. }
@@ -201,12 +202,14 @@ pub(super) async fn work(
                 tracing::warn!(%ticket, approval = ?state.approval, "waits for a lead: `support-desk approvals` lists it, and running the ticket again after a lead's answer goes on from it")
             }
             HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
-            HostEvent::QueueFinished(done) => {
+            HostEvent::QueueFinished(mut done) => {
+                done.servers_failed = servers_failed;
                 summary = Some(done);
                 commands.send(Command::Shutdown).await?;
             }
             HostEvent::Stopped => break,
             HostEvent::Servers(servers) => {
+                servers_failed = servers.iter().filter(|s| s.error.is_some()).count();
                 for server in servers.iter().filter(|s| s.error.is_some()) {
                     tracing::error!(server = %server.prefix, error = ?server.error, "server not connected");
                 }
@@ -216,7 +219,8 @@ pub(super) async fn work(
             | HostEvent::Record(_)
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_)
-            | HostEvent::Approvals(_) => {}
+            | HostEvent::Approvals(_)
+            | HostEvent::Trust(_) => {}
         }
     }
     task.await?;

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 pub struct Ticket {
     pub ticket_id: String,
     pub customer_id: String,
+    /// The customer's name as the shop knows it, for the reply's greeting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_name: Option<String>,
     /// The order the ticket is really about, even when the customer wrote a wrong number.
     pub order_id: Option<String>,
     pub received_at: String,
@@ -23,13 +26,31 @@ pub struct Ticket {
     pub wrong_ids: Vec<String>,
 }
 
-/// The bundled shop's tickets (`assets/shop/tickets.json`), compiled into the binary.
+/// The bundled shop's tickets (`assets/shop/tickets.json`), compiled into the binary, each
+/// with its customer's name from the shop's customer list.
 pub fn bundled() -> Vec<Ticket> {
-    serde_json::from_str(include_str!(concat!(
+    #[derive(Deserialize)]
+    struct Customer {
+        customer_id: String,
+        name: String,
+    }
+    let customers: Vec<Customer> = serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/shop/customers.json"
+    )))
+    .expect("the bundled customers parse: tests/it/shop_data.rs checks them");
+    let mut tickets: Vec<Ticket> = serde_json::from_str(include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/assets/shop/tickets.json"
     )))
-    .expect("the bundled tickets parse: tests/it/shop_data.rs checks them")
+    .expect("the bundled tickets parse: tests/it/shop_data.rs checks them");
+    for ticket in &mut tickets {
+        ticket.customer_name = customers
+            .iter()
+            .find(|c| c.customer_id == ticket.customer_id)
+            .map(|c| c.name.clone());
+    }
+    tickets
 }
 
 /// The queue a config names: `bundled`, or the path of a `tickets.json`.

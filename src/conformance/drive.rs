@@ -179,6 +179,7 @@ async fn answer_with_defaults(mut asked: mpsc::Receiver<Question>) {
                 pending.answer(ConsentAnswer {
                     approved: false,
                     by: PREFIX.to_owned(),
+                    trust: None,
                 });
             }
         }

@@ -116,6 +116,7 @@ pub async fn approve(
                     pending.answer(crate::host::api::ConsentAnswer {
                         approved: false,
                         by: "approve".to_owned(),
+                        trust: None,
                     });
                 }
             }

@@ -222,6 +222,7 @@ mod tests {
             unseen: vec![],
             approved,
             by: "script".into(),
+            shown: None,
         }
     }
 

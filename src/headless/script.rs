@@ -26,6 +26,7 @@ pub async fn answer_by_script(mut questions: mpsc::Receiver<Question>, script: S
                 pending.answer(ConsentAnswer {
                     approved: script.approve_consent,
                     by: "script".to_owned(),
+                    trust: None,
                 });
             }
             Question::Form(pending) => {

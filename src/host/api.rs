@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 pub use super::checks::Finding;
 pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
 pub use super::form_checks::{FieldProblem, defaults, validate};
+pub use super::summary::Summary;
 pub use super::task::HostHandle;
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Lifecycle, TicketState, rfc3339};
@@ -72,6 +73,10 @@ pub enum Command {
     WithdrawApproval { ticket: TicketId, reason: String },
     /// Sign in to a server that asked for it, and connect it.
     SignIn { server: String },
+    /// Report the tools people trust (answered with `HostEvent::Trust`).
+    ListTrust,
+    /// Take back the trust in one tool (`prefix.tool`); it is asked about again.
+    RevokeTrust { tool: String },
     /// Stop: close every server connection and end the host task.
     Shutdown,
 }
@@ -170,6 +175,46 @@ pub struct ToolHints {
     pub open_world: Option<bool>,
 }
 
+/// Where an argument of a call came from, as the host found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgSource {
+    /// A result of an earlier call of this ticket: which tool, on which turn.
+    ToolResult { tool: String, turn: u32 },
+    /// The customer's own text.
+    Customer,
+    /// Neither a tool result nor the customer's text.
+    Nowhere,
+}
+
+impl ArgSource {
+    /// How a consent card says it.
+    pub fn describe(&self) -> String {
+        match self {
+            ArgSource::ToolResult { tool, turn } => format!("from {tool} (turn {turn})"),
+            ArgSource::Customer => "from the customer's text".to_owned(),
+            ArgSource::Nowhere => "seen nowhere".to_owned(),
+        }
+    }
+}
+
+/// One argument of a call with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    pub argument: String,
+    pub value: String,
+    pub source: ArgSource,
+}
+
+/// What the earlier result that handed out a handle said (the quote a refund would pay).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backing {
+    pub argument: String,
+    pub tool: String,
+    pub turn: u32,
+    /// The result's fields, as text.
+    pub said: Vec<(String, String)>,
+}
+
 /// An argument value that appears neither in the ticket nor in an earlier tool result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnseenValue {
@@ -189,8 +234,15 @@ pub struct ConsentAsk {
     /// Every argument, name and value as JSON text, in the order the model sent them.
     pub arguments: Vec<(String, String)>,
     pub unseen: Vec<UnseenValue>,
-    /// The tool's definition changed since it was pinned: a readable diff.
+    /// Where each ID, SKU, amount or handle among the arguments came from.
+    pub provenance: Vec<Provenance>,
+    /// What the earlier results behind the call's handles said.
+    pub backing: Vec<Backing>,
+    /// The tool's definition changed since it was pinned: a readable diff (or, for a tool
+    /// held before the model may see it, the spans of its description that address the model).
     pub changed_definition: Option<String>,
+    /// The tool is on the host's own read-only list: the person may trust it from now on.
+    pub trustable: bool,
     /// Why the host asks (outside the allow list, or a changed definition).
     pub reason: String,
 }
@@ -201,6 +253,31 @@ pub struct ConsentAnswer {
     pub approved: bool,
     /// Who answered (a staff name, or `script` in headless runs).
     pub by: String,
+    /// With a yes to a tool the card offers to trust: allow it unasked from now on.
+    pub trust: Option<TrustScope>,
+}
+
+/// How long a person's trust in one read-only tool lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustScope {
+    /// Until this desk stops.
+    Session,
+    /// Until someone revokes it.
+    Always,
+}
+
+/// A person's trust in one read-only tool: who gave it, when, and for which definition.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TrustGrant {
+    /// `prefix.tool`.
+    pub tool: String,
+    pub scope: TrustScope,
+    pub by: String,
+    /// Unix seconds.
+    pub at: i64,
+    /// sha256 of the tool's definition when trusted; a changed tool is asked about again.
+    pub definition: String,
 }
 
 /// A server asks for input (elicitation), through the host.

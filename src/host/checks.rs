@@ -17,6 +17,8 @@ use crate::money::Cents;
 pub struct CallFact {
     /// `prefix.tool`, as the model named it (`shop.issue_refund`).
     pub tool: String,
+    /// The turn the call was made on.
+    pub turn: u32,
     pub outcome: Outcome,
     pub arguments: serde_json::Map<String, Value>,
     /// The text the tool returned, JSON or words.
@@ -35,6 +37,16 @@ pub enum Finding {
     PromiseOfFailedCall { tool: String, phrase: String },
     /// The reply says a refund is done or paid while the shop holds it for a lead.
     HeldRefundCalledDone { phrase: String },
+    /// The reply states a fact (a tracking number, a date, an order's state) that no tool
+    /// result of this ticket supports.
+    Unsupported { kind: String, words: String },
+    /// The reply holds what a customer must never read: a placeholder, a tool name, JSON or
+    /// the host's markup.
+    NotForCustomer { kind: String, words: String },
+    /// The reply refuses the customer, or is empty.
+    NoAnswer { words: String },
+    /// The reply mostly repeats the customer's own message.
+    Echo { percent: u32 },
     /// A finding an older desk file kept only as its sentence; carried over as it was.
     Carried { reason: String },
 }
@@ -47,7 +59,22 @@ impl Finding {
                 "The reply promises a refund (\"{phrase}\") but no refund was released in this ticket; check the call log and the order, and reword the reply or issue the refund."
             ),
             Finding::AmountNotFromTool { amount } => format!(
-                "The reply states EUR {amount}, which no tool result or the ticket contains; check the amount against the order or the quote."
+                "The reply states EUR {amount}, which no tool result of this ticket contains (the customer's own figures do not count); check the amount against the order or the quote."
+            ),
+            Finding::Unsupported { kind, words } => format!(
+                "The reply gives the {kind} \"{words}\", which no tool result of this ticket supports; check it against the order or the parcel, or leave it out."
+            ),
+            Finding::NotForCustomer { kind, words } => format!(
+                "The reply holds {kind} (\"{words}\"), which must not reach a customer; rewrite that part."
+            ),
+            Finding::NoAnswer { words } if words.is_empty() => {
+                "The reply is empty; write an answer to the customer.".to_owned()
+            }
+            Finding::NoAnswer { words } => format!(
+                "The reply refuses the customer (\"{words}\"); write an answer to what they asked."
+            ),
+            Finding::Echo { percent } => format!(
+                "The reply mostly repeats the customer's own message ({percent}% of it); write an answer to what they asked."
             ),
             Finding::PromiseOfFailedCall { tool, phrase } => format!(
                 "The reply says \"{phrase}\" but {tool} did not succeed in this ticket; check the call log and tell the customer what really happened."
@@ -68,9 +95,17 @@ pub struct Checked {
     pub findings: Vec<Finding>,
 }
 
-/// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body.
-/// Each kind of finding can arise once per phrase or amount, so none repeats.
-pub fn check_reply(draft: &str, calls: &[CallFact], ticket_text: &str) -> Checked {
+mod claims;
+
+/// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body;
+/// `tools` the ticket's tools as `prefix.tool`. Each kind of finding can arise once per phrase
+/// or amount, so none repeats.
+pub fn check_reply(
+    draft: &str,
+    calls: &[CallFact],
+    ticket_text: &str,
+    tools: &[String],
+) -> Checked {
     let text = strip_handles(draft);
     let mut findings = vec![];
     let refunds: Vec<&CallFact> = calls
@@ -104,7 +139,7 @@ pub fn check_reply(draft: &str, calls: &[CallFact], ticket_text: &str) -> Checke
         let tool = tried.map_or(claim.tool, |c| c.tool.as_str()).to_owned();
         findings.push(Finding::PromiseOfFailedCall { tool, phrase });
     }
-    let known = known_amounts(calls, ticket_text);
+    let known = known_amounts(calls);
     for amount in amounts_in_reply(&text)
         .into_iter()
         .filter(|a| !known.contains(a))
@@ -113,6 +148,7 @@ pub fn check_reply(draft: &str, calls: &[CallFact], ticket_text: &str) -> Checke
             amount: amount.to_string(),
         });
     }
+    findings.extend(claims::check(&text, calls, ticket_text, tools));
     Checked { text, findings }
 }
 
@@ -179,6 +215,14 @@ const REFUND_PROMISES: &[&str] = &[
     "amount|money|sum|total ~4 will|has|have be|been refunded|credited|returned|reimbursed",
     "you will|should receive|get|see|have ~3 refund|refunds|money|credit",
     "money back within|in|by",
+    "refund|refunds @verbs",
+    "refund|refunds ~3 is|are|was|were|has|have complete|done|finished|confirmed|through|successful|final",
+    "refund|refunds|payment|money|#amt ~2 went|gone|go|goes through",
+    "#amt ~2 has|have|was|were|is been|being sent|returned|refunded|credited|paid|transferred|released|reimbursed",
+    "#amt ~2 is|are on its|the|their way",
+    "#amt ~3 will|should reach|arrive|appear|show|land",
+    "#amt ~2 was|were sent|refunded|credited|transferred|released|reimbursed",
+    "sent|transferred|refunded|credited|reimbursed #amt",
 ];
 
 /// Words that make a whole sentence conditional or pending: not a promise.
@@ -282,6 +326,8 @@ fn hedged(words: &[Word], start: usize, end: usize) -> bool {
         }
         "subject" => norm(k + 1) == "to",
         "no" if norm(k + 1) == "later" => false,
+        // "the held refund is released" claims the release; "held" describes the refund.
+        "held" if norm(k + 1).starts_with("refund") => false,
         "not" if matches!(norm(k + 1), "worry" | "hesitate") => false,
         w if listed(NEGATIONS, w) => k < end && k + NEGATION_REACH >= start,
         w => listed(CONDITIONAL, w),
@@ -388,11 +434,11 @@ fn words_around(text: &str) -> impl DoubleEndedIterator<Item = String> + '_ {
     })
 }
 
-/// Every amount a tool returned or the customer wrote: `d.dd` anywhere, whole amounts with a
-/// currency, and JSON numbers with a fraction.
-fn known_amounts(calls: &[CallFact], ticket_text: &str) -> Vec<Cents> {
+/// Every amount a tool returned (the customer's own figures are theirs, not the shop's): `d.dd`
+/// anywhere, whole amounts with a currency, and JSON numbers with a fraction.
+fn known_amounts(calls: &[CallFact]) -> Vec<Cents> {
     let mut known = vec![];
-    for text in calls.iter().map(|c| c.result.as_str()).chain([ticket_text]) {
+    for text in calls.iter().map(|c| c.result.as_str()) {
         for number in numbers(text) {
             match parse_amount(number.run) {
                 Some((cents, with_cents)) if with_cents || number.currency => known.push(cents),
@@ -594,358 +640,4 @@ fn trim_end_spaces(out: &mut String) {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn call(tool: &str, outcome: Outcome, result: &str) -> CallFact {
-        let (tool, result) = (tool.to_owned(), result.to_owned());
-        CallFact {
-            tool,
-            outcome,
-            arguments: serde_json::Map::new(),
-            result,
-        }
-    }
-
-    fn quote(amount: &str) -> CallFact {
-        let result = json!({"quote_id": "Q-1a2b3c4d5e", "order_id": "O-1873", "amount": amount, "currency": "EUR"});
-        call("shop.quote_refund", Outcome::Result, &result.to_string())
-    }
-
-    fn refund(status: &str, amount: &str) -> CallFact {
-        let result = json!({"refund_id": "R-0001", "order_id": "O-1873", "amount": amount, "status": status});
-        call("shop.issue_refund", Outcome::Result, &result.to_string())
-    }
-
-    fn findings(draft: &str, calls: &[CallFact]) -> Vec<Finding> {
-        check_reply(
-            draft,
-            calls,
-            "The mug arrived broken, I paid 24,90€. Can I get a refund?",
-        )
-        .findings
-    }
-
-    fn promised(phrase: &str) -> Finding {
-        Finding::RefundPromisedWithoutRefund {
-            phrase: phrase.into(),
-        }
-    }
-
-    /// Ticket T-0048's reply in the chapter's queue run: no refund ran, and no tool said 161.96.
-    const T0048_REPLY: &str = "I've checked your order O-1864, which was delivered on May 17, 2026. Since it's a returned order, a refund is eligible. The total amount of $161.96 will be refunded to the original payment method. This refund is within the policy limit and will be processed immediately. You should see the refund within 5 working days.";
-
-    #[test]
-    fn the_chapters_reply_promises_a_refund_and_an_amount_no_tool_returned() {
-        let order = r#"{"order_id": "O-1864", "status": "returned", "total": "161.95"}"#;
-        let calls = [call("shop.get_order_status", Outcome::Result, order)];
-        let missing = Finding::AmountNotFromTool {
-            amount: "161.96".into(),
-        };
-        assert_eq!(
-            findings(T0048_REPLY, &calls),
-            [
-                promised("total amount of $161.96 will be refunded"),
-                missing
-            ]
-        );
-    }
-
-    #[test]
-    fn a_refund_promised_with_no_issue_refund_call_is_flagged() {
-        let draft = "Your refund of €24.90 has been issued.";
-        assert_eq!(
-            findings(draft, &[quote("24.90")]),
-            [promised("refund of €24.90 has been issued")]
-        );
-    }
-
-    #[test]
-    fn the_same_reply_after_a_released_refund_passes_with_its_quote_id_stripped() {
-        let calls = [quote("24.90"), refund("released", "24.90")];
-        let checked = check_reply(
-            "Your refund of €24.90 (quote Q-1a2b3c4d5e) has been issued.",
-            &calls,
-            "",
-        );
-        let text = "Your refund of €24.90 (quote) has been issued.".to_owned();
-        assert_eq!(
-            checked,
-            Checked {
-                text,
-                findings: vec![]
-            }
-        );
-    }
-
-    #[test]
-    fn a_held_refund_described_as_paid_is_flagged() {
-        let calls = [quote("180.00"), refund("held", "180.00")];
-        let phrase = "refund of EUR 180.00 has been paid";
-        let held = Finding::HeldRefundCalledDone {
-            phrase: phrase.into(),
-        };
-        assert_eq!(
-            findings(
-                "Good news: your refund of EUR 180.00 has been paid.",
-                &calls
-            ),
-            [promised(phrase), held]
-        );
-    }
-
-    #[test]
-    fn a_refund_the_lead_declined_is_held_not_done() {
-        let error = "The lead declined to release refund R-0002, so the shop still holds it. Tell the customer the refund awaits a lead's review; do not say it was paid.";
-        let calls = [
-            quote("180.00"),
-            call("shop.issue_refund", Outcome::ToolError, error),
-        ];
-        let held = Finding::HeldRefundCalledDone {
-            phrase: "released the refund".into(),
-        };
-        assert_eq!(
-            findings("I have released the refund to your card.", &calls),
-            [promised("released the refund"), held]
-        );
-    }
-
-    #[test]
-    fn a_held_refund_told_honestly_passes() {
-        let calls = [quote("180.00"), refund("held", "180.00")];
-        let draft = "Your refund of €180.00 awaits a lead's review. We will write again once it is released.";
-        assert_eq!(findings(draft, &calls), []);
-    }
-
-    #[test]
-    fn a_declined_refund_claimed_as_released_is_a_promise_of_a_failed_call() {
-        let calls = [
-            quote("24.90"),
-            call("shop.issue_refund", Outcome::Declined, ""),
-        ];
-        let failed = Finding::PromiseOfFailedCall {
-            tool: "shop.issue_refund".into(),
-            phrase: "released the refund".into(),
-        };
-        assert_eq!(
-            findings("I have released the refund of €24.90.", &calls),
-            [promised("released the refund"), failed]
-        );
-    }
-
-    #[test]
-    fn a_declined_cancellation_claimed_as_done_is_flagged() {
-        let calls = [call("shop.cancel_order", Outcome::Declined, "")];
-        let failed = Finding::PromiseOfFailedCall {
-            tool: "shop.cancel_order".into(),
-            phrase: "I've cancelled your order".into(),
-        };
-        assert_eq!(
-            findings("I've cancelled your order O-1873 as you asked.", &calls),
-            [failed]
-        );
-    }
-
-    #[test]
-    fn a_cancellation_claimed_with_no_call_at_all_names_the_missing_tool() {
-        let failed = Finding::PromiseOfFailedCall {
-            tool: "cancel_order".into(),
-            phrase: "order O-1873 has been cancelled".into(),
-        };
-        assert_eq!(
-            findings("Your order O-1873 has been cancelled.", &[]),
-            [failed]
-        );
-    }
-
-    #[test]
-    fn an_order_the_shop_reports_cancelled_may_be_called_cancelled() {
-        let order = r#"{"order_id": "O-1873", "status": "cancelled"}"#;
-        let calls = [call("shop.get_order_status", Outcome::Result, order)];
-        assert_eq!(
-            findings(
-                "Your order O-1873 was cancelled on May 3 and never charged.",
-                &calls
-            ),
-            []
-        );
-    }
-
-    #[test]
-    fn a_quoted_refund_stated_conditionally_passes() {
-        let draft = "The refund would be €24.90 for the mug. Shall I go ahead?";
-        assert_eq!(findings(draft, &[quote("24.90")]), []);
-    }
-
-    #[test]
-    fn an_invented_amount_is_flagged_once() {
-        let draft = "A refund would come to €30.00, or EUR 30 with shipping.";
-        assert_eq!(
-            findings(draft, &[quote("24.90")]),
-            [Finding::AmountNotFromTool {
-                amount: "30.00".into()
-            }]
-        );
-    }
-
-    #[test]
-    fn amounts_from_the_ticket_or_any_tool_result_pass() {
-        let error = "Refund R-0003 of EUR 180.00 is above the EUR 150.00 limit, so the shop holds it until a lead releases it.";
-        let calls = [
-            call("shop.issue_refund", Outcome::ToolError, error),
-            call("x.price", Outcome::Result, r#"{"price": 12.5}"#),
-        ];
-        let draft = "You paid 24,90 € for the mug. Refunds above €150 wait for a lead, and €180.00 is above it. The refund for the lid would be 12.50.";
-        assert_eq!(findings(draft, &calls), []);
-    }
-
-    #[test]
-    fn money_is_read_in_every_way_it_is_written() {
-        let text = "€24.90, EUR 25.00, 26.00 EUR, 27,00 €, $161.96, 28.50 euros, €150, USD1,234.56, a refund of 12.50 and the total 9.99.";
-        let cents: Vec<i64> = amounts_in_reply(text).into_iter().map(|c| c.0).collect();
-        assert_eq!(
-            cents,
-            [
-                2490, 2500, 2600, 2700, 16196, 2850, 150_00, 1234_56, 1250, 999
-            ]
-        );
-    }
-
-    #[test]
-    fn dates_times_ids_phone_numbers_and_percentages_are_not_amounts() {
-        let text = "Order O-1873 (SKU KG-1031, 2 items) shipped on 17.05.2026 at 14:30 with tracking FX-48213377 \
-            and #1873; call +49 30 1234567. You get 10% off; the refund was booked on 12.05 and reaches you in 5 working days, by 2026.";
-        assert_eq!(amounts_in_reply(text), []);
-    }
-
-    /// Each line: a reply's sentence | the phrase that promises a refund.
-    const PROMISES: &str = "
-        The total amount of $161.96 will be refunded to your card. | total amount of $161.96 will be refunded
-        We have refunded the mug to your card. | have refunded
-        I’ve refunded €24.90 to your original payment method. | I’ve refunded
-        Your refund has been processed. | refund has been processed
-        Good news, the refund was approved today! | refund was approved
-        You'll receive a full refund within 5 working days. | You'll receive a full refund
-        Your refund is on its way! | refund is on its way
-        We'll refund the shipping cost as well. | We'll refund
-        I have processed your refund for order O-1873. | processed your refund
-        You will have your money back within 5 working days. | You will have your money
-        A refund of EUR 24.90 will reach your card soon. | refund of EUR 24.90 will reach
-        I have released the refund, and you should see it soon. | released the refund
-        Your refund of €24.90 has been issued, so there is no need to send anything back. | refund of €24.90 has been issued
-        Don’t worry: your refund is being processed. | refund is being processed
-        The shop will reimburse you for the postage. | will reimburse
-        Your refund will be €24.90. | refund will be €24.90
-        We're refunding the whole order. | We're refunding
-        The money will be credited to your card, and if you have any questions, just reply. | money will be credited
-        Thanks for waiting. Your refund is approved. | refund is approved";
-
-    #[test]
-    fn refund_promises_are_found_in_many_phrasings() {
-        for line in PROMISES.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let (text, phrase) = line.split_once(" | ").expect("each line is text | phrase");
-            assert_eq!(promises_refund(text).as_deref(), Some(phrase), "{text}");
-        }
-    }
-
-    /// Each line: a reply's sentence that must not read as a refund promise.
-    const NOT_PROMISES: &str = r#"
-        A refund would be €24.90.
-        The refund would come to €24.90 for the mug.
-        Your refund of €180.00 will be paid once a lead releases it.
-        The refund is waiting for a lead to approve it.
-        Unfortunately we cannot refund an order that has not been delivered.
-        If you'd like a refund, reply to this email and we will start one.
-        You asked: can I get a refund?
-        Your refund awaits a lead's review.
-        We have not refunded anything yet.
-        You wrote "please confirm the refund has been issued" and I checked the order.
-        > The refund has been issued, right
-        Your refund is held until a lead releases it; nothing has been paid yet.
-        Has the refund been processed?
-        We could refund the shipping if the parcel doesn't arrive by Friday.
-        No refund has been issued for this order.
-        I have sent you a refund quote for €24.90.
-        Your refund will be issued after a manager approves it.
-        You asked for a refund for the mug that was returned last week.
-        Your refund request is pending.
-        Refunds above €150.00 need a lead's approval.
-        Your parcel will be returned to the depot."#;
-
-    #[test]
-    fn conditional_negative_and_questioning_text_promises_nothing() {
-        for text in NOT_PROMISES
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-        {
-            assert_eq!(promises_refund(text), None, "{text}");
-        }
-    }
-
-    /// Each line: a reply | the same reply with its quote IDs stripped.
-    const HANDLES: &str = "
-        your quote (Q-1a2b3c4d5e) is ready | your quote is ready
-        Quote Q-1A2B3C4D5E covers the mug. | Quote covers the mug.
-        The refund (€24.90, Q-1a2b3c4d5e) awaits a lead. | The refund (€24.90) awaits a lead.
-        The refund (Q-1a2b3c4d5e, €24.90) awaits a lead. | The refund (€24.90) awaits a lead.
-        Your quote, Q-1a2b3c4d5e, covers the mug. | Your quote covers the mug.
-        Your quote is Q-1a2b3c4d5e. | Your quote is.
-        quote_id: Q-1a2b3c4d5e, amount €24.90 | amount €24.90
-        Quotes Q-1a2b3c4d5e and q-abcdef0123 are ready. | Quotes and are ready.
-        Q-12345 is short, Q-1a2b3c4d5e6 long, SQ-1a2b3c4d5e and Q-1a2b3c4d5g no quote. | Q-12345 is short, Q-1a2b3c4d5e6 long, SQ-1a2b3c4d5e and Q-1a2b3c4d5g no quote.";
-
-    #[test]
-    fn quote_ids_are_stripped_wherever_they_stand_and_look_alikes_stay() {
-        for line in HANDLES.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let (text, stripped) = line
-                .split_once(" | ")
-                .expect("each line is text | stripped");
-            assert_eq!(strip_handles(text), stripped, "{text}");
-        }
-        assert_eq!(
-            strip_handles("Thanks!\nQ-1a2b3c4d5e: your quote\nBye"),
-            "Thanks!\nyour quote\nBye"
-        );
-    }
-
-    #[test]
-    fn odd_text_is_checked_without_panicking() {
-        let odd = [
-            "",
-            " ",
-            "€",
-            "€.",
-            "1.",
-            ",5",
-            "Q-",
-            "q-1a2b3c4d5",
-            "'s",
-            "n't",
-            "“",
-            "> ",
-            "\n\n?",
-            "ü€1,0.0,00 Q-ABCDEF0123",
-        ];
-        for text in odd {
-            let _ = check_reply(
-                text,
-                &[call("shop.issue_refund", Outcome::Failed, text)],
-                text,
-            );
-        }
-    }
-
-    #[test]
-    fn findings_serialise_by_check_name_and_give_a_reason() {
-        let finding = Finding::AmountNotFromTool {
-            amount: "161.96".into(),
-        };
-        let expected = json!({"check": "amount_not_from_tool", "amount": "161.96"});
-        assert_eq!(serde_json::to_value(&finding).ok(), Some(expected));
-        let reason = "The reply states EUR 161.96, which no tool result or the ticket contains; check the amount against the order or the quote.";
-        assert_eq!(finding.reason(), reason);
-    }
-}
+mod tests;

@@ -12,10 +12,15 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 use serde_json::{Map, Value};
 
-use super::api::{ConsentAnswer, ConsentAsk, Pending, Question, ToolHints, UnseenValue};
+use super::api::{
+    ArgSource, Backing, ConsentAnswer, ConsentAsk, Pending, Provenance, Question, ToolHints,
+    TrustGrant, TrustScope, UnseenValue,
+};
 use super::core::Host;
+use super::events::HostEvent;
 use super::names::ToolName;
 use super::servers::ServerConn;
+use super::tools::Held;
 use crate::model::chat::ToolCall;
 use crate::record::transcript::display_arguments;
 use crate::recording::Event;
@@ -56,6 +61,14 @@ impl ConsentGate {
     }
 }
 
+/// sha256 of a tool's pinned definition, as hex.
+pub fn definition_hash(tool: &Tool) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(
+        definition(tool).to_string().as_bytes(),
+    ))
+}
+
 /// The parts of a tool's definition that are pinned.
 pub fn definition(tool: &Tool) -> Value {
     serde_json::json!({
@@ -88,21 +101,51 @@ pub enum PinStatus {
     Changed(String),
 }
 
-/// Pinned tool definitions, kept in a JSON file when a path is given.
+/// Pinned tool definitions, kept in a JSON file when a path is given, with the definitions a
+/// person approved although they raised a suspicion (who, and the text they were shown).
 #[derive(Debug, Default)]
 pub struct Pins {
     path: Option<PathBuf>,
     pinned: BTreeMap<String, Value>,
+    approved: BTreeMap<String, Approval>,
+}
+
+/// A person's approval of a tool as it was defined then.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Approval {
+    pub definition: Value,
+    pub by: String,
+    /// What they were shown: the diff, or the suspicious spans.
+    pub shown: String,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PinsFile {
+    pinned: BTreeMap<String, Value>,
+    #[serde(default)]
+    approved: BTreeMap<String, Approval>,
 }
 
 impl Pins {
     pub fn load(path: Option<PathBuf>) -> Self {
-        let pinned = path
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
-        Self { path, pinned }
+        let text = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+        let read = |text: &str| -> Option<PinsFile> {
+            serde_json::from_str::<PinsFile>(text).ok().or_else(|| {
+                // An older file is the pinned definitions alone.
+                let pinned = serde_json::from_str(text).ok()?;
+                Some(PinsFile {
+                    pinned,
+                    approved: BTreeMap::new(),
+                })
+            })
+        };
+        let file = text.as_deref().and_then(read);
+        let (pinned, approved) = file.map_or_else(Default::default, |f| (f.pinned, f.approved));
+        Self {
+            path,
+            pinned,
+            approved,
+        }
     }
 
     /// Compares `tool` with its pin, pinning it when it is new.
@@ -119,10 +162,26 @@ impl Pins {
         }
     }
 
-    /// A person approved the tool as it is now.
-    pub fn approve(&mut self, name: &ToolName, tool: &Tool) {
-        self.pinned.insert(name.to_string(), definition(tool));
+    /// A person approved the tool as it is now, after being shown `shown`.
+    pub fn approve(&mut self, name: &ToolName, tool: &Tool, by: &str, shown: &str) {
+        let now = definition(tool);
+        self.pinned.insert(name.to_string(), now.clone());
+        self.approved.insert(
+            name.to_string(),
+            Approval {
+                definition: now,
+                by: by.to_owned(),
+                shown: shown.to_owned(),
+            },
+        );
         self.save();
+    }
+
+    /// The approval of the tool's current definition, if a person gave one.
+    pub fn approval(&self, name: &ToolName, tool: &Tool) -> Option<&Approval> {
+        self.approved
+            .get(&name.to_string())
+            .filter(|a| a.definition == definition(tool))
     }
 
     /// Whether the tool's current definition differs from its pin (without pinning).
@@ -136,11 +195,15 @@ impl Pins {
 
     fn save(&self) {
         let Some(path) = &self.path else { return };
+        let file = PinsFile {
+            pinned: self.pinned.clone(),
+            approved: self.approved.clone(),
+        };
         let write = || -> std::io::Result<()> {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            std::fs::write(path, serde_json::to_vec_pretty(&self.pinned)?)
+            std::fs::write(path, serde_json::to_vec_pretty(&file)?)
         };
         if let Err(e) = write() {
             tracing::warn!(error = %e, path = %path.display(), "could not save tool pins");
@@ -180,62 +243,6 @@ fn render(value: &Value) -> String {
     }
 }
 
-/// Argument names whose values must come from the ticket or a tool, never from the model.
-fn is_checked_argument(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["id", "sku", "number", "amount", "quote", "tracking"]
-        .iter()
-        .any(|k| name.contains(k))
-}
-
-/// Argument values (order IDs, SKUs, tracking numbers, quote IDs, amounts) that appear
-/// neither in the ticket nor in any earlier tool result of this ticket.
-pub fn unseen_values(arguments: &Map<String, Value>, seen: &[&str]) -> Vec<UnseenValue> {
-    let haystack: String = seen.join("\n").to_lowercase();
-    let mut unseen = Vec::new();
-    for (name, value) in arguments {
-        let text = match value {
-            Value::String(s) => s.trim().to_owned(),
-            Value::Number(n) => n.to_string(),
-            _ => continue,
-        };
-        if text.is_empty() || !is_checked_argument(name) {
-            continue;
-        }
-        if !variants(&text)
-            .iter()
-            .any(|v| haystack.contains(v.as_str()))
-        {
-            unseen.push(UnseenValue {
-                argument: name.clone(),
-                value: text,
-            });
-        }
-    }
-    unseen
-}
-
-/// The forms a value may take in a customer's text: as written, without dashes and spaces,
-/// and its digits alone when it has at least four ("o7144" is the order O-7144).
-fn variants(value: &str) -> Vec<String> {
-    let lower = value.to_lowercase();
-    let compact: String = lower
-        .chars()
-        .filter(|c| *c != '-' && !c.is_whitespace())
-        .collect();
-    let bare = compact
-        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-        .to_owned();
-    let mut forms = vec![lower.clone(), compact.clone()];
-    if bare.len() >= 4 && bare.chars().all(|c| c.is_ascii_digit()) {
-        forms.push(bare);
-    }
-    if lower.contains('.') {
-        forms.push(lower.replace('.', ","));
-    }
-    forms
-}
-
 /// A call about to go to its server, as consent sees it.
 pub(super) struct Consent<'a> {
     pub ticket: &'a str,
@@ -245,22 +252,31 @@ pub(super) struct Consent<'a> {
     pub conn: &'a Arc<ServerConn>,
     pub tool: &'a Tool,
     pub call: &'a ToolCall,
+    /// Where each checked argument came from, and what the results behind its handles said.
+    pub provenance: Vec<Provenance>,
+    pub backing: Vec<Backing>,
 }
 
 impl Host {
     /// Asks a person when the gate says so, and records the answer. `Err` is the text the
     /// model is told when the call is declined (it never ran). Approving a changed definition
     /// pins it anew.
-    pub(super) async fn ask_consent(
-        &self,
-        asked: &Consent<'_>,
-        seen: &[String],
-    ) -> Result<(), String> {
+    pub(super) async fn ask_consent(&self, asked: &Consent<'_>) -> Result<(), String> {
         let changed = self.pins.lock().await.changed(asked.name, asked.tool);
         let Verdict::Ask { reason } = self.gate.check(asked.name, changed.is_some()) else {
             return Ok(());
         };
-        let seen_refs: Vec<&str> = seen.iter().map(String::as_str).collect();
+        let trustable = changed.is_none()
+            && self
+                .config
+                .consent
+                .read_only
+                .contains(&asked.canonical.to_owned());
+        let hash = definition_hash(asked.tool);
+        if trustable && let Some(grant) = self.trust.lock().await.covering(asked.canonical, &hash) {
+            tracing::info!(tool = %asked.canonical, by = %grant.by, "trusted; not asked");
+            return Ok(());
+        }
         let ask = ConsentAsk {
             ticket: asked.ticket.to_owned(),
             server: asked.conn.prefix.clone(),
@@ -268,8 +284,19 @@ impl Host {
             tool: asked.canonical.to_owned(),
             hints: hints(asked.tool),
             arguments: display_arguments(&asked.call.arguments),
-            unseen: unseen_values(&asked.call.arguments, &seen_refs),
+            unseen: asked
+                .provenance
+                .iter()
+                .filter(|p| p.source == ArgSource::Nowhere)
+                .map(|p| UnseenValue {
+                    argument: p.argument.clone(),
+                    value: p.value.clone(),
+                })
+                .collect(),
+            provenance: asked.provenance.clone(),
+            backing: asked.backing.clone(),
             changed_definition: changed.clone(),
+            trustable,
             reason: reason.clone(),
         };
         let unseen: Vec<String> = ask
@@ -286,6 +313,7 @@ impl Host {
             unseen,
             approved: answer.approved,
             by: answer.by.clone(),
+            shown: changed.clone(),
         })
         .await;
         if !answer.approved {
@@ -294,9 +322,105 @@ impl Host {
                 answer.by
             ));
         }
-        if changed.is_some() {
-            self.pins.lock().await.approve(asked.name, asked.tool);
+        if let Some(scope) = answer.trust.filter(|_| trustable) {
+            self.trust_tool(asked.canonical, scope, &answer.by, hash)
+                .await;
         }
+        if let Some(diff) = &changed {
+            self.pins
+                .lock()
+                .await
+                .approve(asked.name, asked.tool, &answer.by, diff);
+        }
+        Ok(())
+    }
+
+    /// Puts each tool kept from the model, and not yet put to a person in this session, to a
+    /// person before `ticket` is worked: approved, it is pinned as it is now (with who approved
+    /// it and what they were shown) and offered from this ticket on; declined, it stays out.
+    pub(super) async fn review_held_tools(&self, ticket: &str) {
+        let waiting: Vec<(ToolName, Arc<ServerConn>, Tool, Held)> = {
+            let tools = self.tools.read().await;
+            let mut reviewed = self.reviewed.lock().await;
+            tools
+                .1
+                .iter()
+                .filter_map(|(name, o)| Some((name, o, o.held.clone()?)))
+                .filter(|(name, o, _)| reviewed.insert(format!("{name} {}", definition(&o.tool))))
+                .map(|(name, o, held)| (name.clone(), Arc::clone(&o.conn), o.tool.clone(), held))
+                .collect()
+        };
+        for (name, conn, tool, held) in waiting {
+            let (reason, shown) = (held.reason(&name), held.shown());
+            let ask = ConsentAsk {
+                ticket: ticket.to_owned(),
+                server: conn.prefix.clone(),
+                origin: conn.origin.clone(),
+                tool: name.to_string(),
+                hints: hints(&tool),
+                arguments: vec![],
+                unseen: vec![],
+                provenance: vec![],
+                backing: vec![],
+                changed_definition: Some(shown.clone()),
+                trustable: false,
+                reason: reason.clone(),
+            };
+            let answer = self.put_to_a_person(ask).await;
+            self.report_in_run(Event::Consent {
+                ticket: ticket.to_owned(),
+                turn: 0,
+                tool: name.to_string(),
+                reason,
+                unseen: vec![],
+                approved: answer.approved,
+                by: answer.by.clone(),
+                shown: Some(shown.clone()),
+            })
+            .await;
+            if answer.approved {
+                self.pins
+                    .lock()
+                    .await
+                    .approve(&name, &tool, &answer.by, &shown);
+                if let Some(offered) = self.tools.write().await.1.get_mut(&name) {
+                    offered.held = None;
+                }
+            }
+        }
+    }
+
+    /// A person trusts `tool` as it is defined now: it runs unasked while that lasts.
+    async fn trust_tool(&self, tool: &str, scope: TrustScope, by: &str, definition: String) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let grant = TrustGrant {
+            tool: tool.to_owned(),
+            scope,
+            by: by.to_owned(),
+            at,
+            definition,
+        };
+        let mut trust = self.trust.lock().await;
+        trust.grant(grant);
+        let _ = self.events.send(HostEvent::Trust(trust.list()));
+    }
+
+    /// The tools people trust right now.
+    pub async fn trusted(&self) -> Vec<TrustGrant> {
+        self.trust.lock().await.list()
+    }
+
+    /// Takes back the trust in `tool`; it is asked about again from its next call.
+    pub async fn revoke_trust(&self, tool: &str) -> Result<(), String> {
+        let mut trust = self.trust.lock().await;
+        if !trust.revoke(tool) {
+            return Err(format!(
+                "{tool} is not trusted, so there is nothing to revoke"
+            ));
+        }
+        let _ = self.events.send(HostEvent::Trust(trust.list()));
         Ok(())
     }
 
@@ -312,11 +436,13 @@ impl Host {
             return ConsentAnswer {
                 approved: false,
                 by: "nobody (no one is answering)".into(),
+                trust: None,
             };
         }
         answer.await.unwrap_or(ConsentAnswer {
             approved: false,
             by: "nobody (the question was dropped)".into(),
+            trust: None,
         })
     }
 }
@@ -325,10 +451,6 @@ impl Host {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn args(value: Value) -> Map<String, Value> {
-        value.as_object().cloned().expect("object")
-    }
 
     #[test]
     fn calls_outside_the_allow_list_and_changed_tools_ask() {
@@ -345,36 +467,6 @@ mod tests {
             gate.check(&ToolName::new("shop", "get_order_status"), true),
             Verdict::Ask { .. }
         ));
-    }
-
-    #[test]
-    fn a_value_the_customer_wrote_in_another_form_counts_as_seen() {
-        let ticket = "The mugs from order o7144 are chipped";
-        assert_eq!(
-            unseen_values(
-                &args(json!({"order_id": "O-7144", "reason": "chipped"})),
-                &[ticket]
-            ),
-            vec![]
-        );
-    }
-
-    #[test]
-    fn a_value_seen_nowhere_is_flagged() {
-        let ticket = "Where is my parcel? Order O-1744.";
-        let result = r#"{"tracking_number": "KP204518736"}"#;
-        let unseen = unseen_values(
-            &args(
-                json!({"tracking_number": "KP999999999", "order_id": "O-1744", "sku": "KG-1031", "amount": "24.90"}),
-            ),
-            &[ticket, result],
-        );
-        let flagged: Vec<&str> = unseen.iter().map(|u| u.argument.as_str()).collect();
-        assert_eq!(
-            flagged,
-            ["tracking_number", "sku", "amount"],
-            "in the order the model sent them"
-        );
     }
 
     #[test]

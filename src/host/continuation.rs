@@ -81,15 +81,19 @@ impl Host {
 /// there when it ran; the last turn the run had reached.
 fn replay_into(conversation: &mut Conversation, run: &[Stored]) -> u32 {
     let mut last_turn = 0;
-    let mut pending: Option<ToolCall> = None;
+    let mut pending: Option<(ToolCall, usize, u32)> = None;
     for stored in run {
         match &stored.event {
             Event::ModelCall { turn, reply, .. } => {
                 last_turn = *turn;
                 match reply {
-                    Reply::Call { call, content } => {
+                    Reply::Call {
+                        call,
+                        content,
+                        dropped,
+                    } => {
                         conversation.push_call(call, content.clone());
-                        pending = Some(call.clone());
+                        pending = Some((call.clone(), *dropped, *turn));
                     }
                     Reply::Malformed { raw, problem } => {
                         conversation.push_unusable(raw.clone(), problem);
@@ -112,8 +116,8 @@ fn replay_into(conversation: &mut Conversation, run: &[Stored]) -> u32 {
                 text,
                 ..
             } => {
-                if let Some(call) = pending.take() {
-                    conversation.push_outcome(&call, tool, *outcome, text.clone());
+                if let Some((call, dropped, turn)) = pending.take() {
+                    conversation.push_outcome(&call, turn, (tool, *outcome), text.clone(), dropped);
                 }
             }
             _ => {}

@@ -46,6 +46,10 @@ pub struct Host {
     pub(super) request_counter: std::sync::atomic::AtomicU64,
     /// How each tool compared with its pin at the last listing.
     pub(super) pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
+    /// The tools people trust, for the session or always.
+    pub(super) trust: Mutex<super::trust::Trust>,
+    /// Held tools already put to a person in this session, by name and definition.
+    pub(super) reviewed: Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -223,9 +227,15 @@ impl Host {
             tickets,
             request_counter: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
+            reviewed: Mutex::new(Default::default()),
+            trust: Mutex::new(super::trust::Trust::load(
+                storage.data_dir.as_ref().map(|d| d.join("trust.json")),
+            )),
         };
         let mut host = host;
-        host.refresh_tools().await;
+        // The first listing of each connection is the one pinned: a server that changes its
+        // tools when listed again is a change, never the pin.
+        host.list_tools(true).await;
         host.attached = host.attach_marked_resources().await;
         for conn in host.connected() {
             summaries.push(summary_of(&conn).await);

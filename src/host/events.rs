@@ -25,6 +25,8 @@ pub enum HostEvent {
     Resources(Vec<ResourceInfo>),
     /// The team's open approvals, oldest first (at start, and whenever they change).
     Approvals(Vec<super::api::ApprovalView>),
+    /// The tools people trust, after a change or when asked.
+    Trust(Vec<super::api::TrustGrant>),
     /// A queue run finished.
     QueueFinished(Summary),
     /// To sign in to `server`, the person opens `url` in a browser (the desk waits for it

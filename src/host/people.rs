@@ -37,6 +37,7 @@ impl Host {
                     ..
                 } => facts.push(CallFact {
                     tool: tool.clone(),
+                    turn: *turn,
                     outcome: *outcome,
                     arguments: asked.remove(turn).unwrap_or_default(),
                     result: text.clone(),
@@ -57,7 +58,15 @@ impl Host {
             .find(|t| t.ticket_id == ticket)
             .map(|t| format!("{}\n{}", t.subject, t.body))
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
-        Ok(checks::check_reply(text, &facts, &ticket_text))
+        let tools: Vec<String> = self
+            .tools
+            .read()
+            .await
+            .0
+            .canonical()
+            .map(ToString::to_string)
+            .collect();
+        Ok(checks::check_reply(text, &facts, &ticket_text, &tools))
     }
 
     /// A person's edit of a ticket's reply, checked and recorded (holding the ticket's claim

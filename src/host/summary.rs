@@ -35,6 +35,9 @@ pub struct Summary {
     /// starts with `quote_refund`, because a refund needs a quote).
     pub first_tool_as_tagged: Score,
     pub stopped_at_turn_limit: usize,
+    /// Runs that ended with a draft reply (checked or not).
+    #[serde(default)]
+    pub drafts: usize,
     pub refunds_issued: usize,
     pub refund_tickets_reaching_issue_refund: Score,
     /// Drafts that promise a refund no call made.
@@ -48,6 +51,10 @@ pub struct Summary {
     pub injected_tickets_with_side_effects: Score,
     /// Tickets that ended with an error (a replay that diverged, a model that failed).
     pub errors: usize,
+    /// Configured servers that could not be started or reached for this run (not in a
+    /// recording's events: the run that saw them says so).
+    #[serde(default)]
+    pub servers_failed: usize,
 }
 
 /// The tool a correct agent calls first for this ticket's tag.
@@ -125,7 +132,10 @@ impl Summary {
                         side_effects.insert(ticket);
                     }
                 }
-                Event::Draft { findings, .. } => summary.count_draft(findings),
+                Event::Draft { findings, .. } => {
+                    summary.drafts += 1;
+                    summary.count_draft(findings);
+                }
                 Event::TicketDone {
                     ticket,
                     stopped_at_turn_limit,
@@ -232,6 +242,7 @@ impl Summary {
             ),
             format!("first tool as tagged: {}", score(self.first_tool_as_tagged)),
             format!("stopped at the turn limit: {}", self.stopped_at_turn_limit),
+            format!("ended with a draft: {}", self.drafts),
             format!("refunds issued: {}", self.refunds_issued),
             format!(
                 "refund tickets that reached issue_refund: {}",
@@ -253,6 +264,12 @@ impl Summary {
             ),
             format!("tickets that ended in an error: {}", self.errors),
         ]
+        .into_iter()
+        .chain(
+            (self.servers_failed > 0)
+                .then(|| format!("servers that failed to start: {}", self.servers_failed)),
+        )
+        .collect::<Vec<_>>()
         .join("\n")
     }
 }

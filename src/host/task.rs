@@ -184,6 +184,10 @@ async fn handle(
                 }
             });
         }
+        Command::ListTrust => {
+            let _ = events.send(HostEvent::Trust(host.trusted().await));
+        }
+        Command::RevokeTrust { tool } => report(events, host.revoke_trust(&tool).await),
         Command::Shutdown => {}
     }
 }

@@ -19,6 +19,7 @@ use crate::host::calls::{self, CallPlan};
 use crate::host::checks::{self, CallFact};
 use crate::host::events::HostEvent;
 use crate::host::prompt;
+use crate::host::{provenance, schema};
 use crate::model::chat::ToolSpec;
 use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, tool_response_block};
 use crate::recording::Event;
@@ -101,6 +102,7 @@ impl Host {
         if extra_prompt.is_none() || self.tools.read().await.0.is_empty() {
             self.refresh_tools().await;
         }
+        self.review_held_tools(id).await;
         let mut run = TicketRun {
             ticket: id.to_owned(),
             model_calls: 0,
@@ -128,6 +130,9 @@ impl Host {
         let limit = self.config.limits.model_calls_per_ticket;
         for turn in first_turn..=limit {
             run.model_calls = turn;
+            if turn == limit && turn > 1 {
+                conversation.last_turn();
+            }
             let reply = match self.ask_model(id, turn, &conversation).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -189,7 +194,7 @@ impl Host {
         let mut messages = vec![
             Message::System { content: system },
             Message::User {
-                content: prompt::ticket_message(ticket),
+                content: prompt::ticket_message(ticket, self.config.desk.signature()),
             },
         ];
         if let Some(extra) = extra_prompt {
@@ -198,6 +203,7 @@ impl Host {
             });
         }
         let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
+        let customer_text = format!("{ticket_text}\n{}", ticket.customer_id);
         let conversation = Conversation {
             messages,
             tool_list_chars: specs
@@ -205,8 +211,9 @@ impl Host {
                 .map(|s| s.name.len() + s.description.len() + s.input_schema.to_string().len())
                 .sum(),
             context_chars: attached.iter().map(|a| a.text.len()).sum(),
+            offered: specs.clone(),
             specs,
-            seen: vec![ticket_text.clone(), ticket.customer_id.clone()],
+            customer_text,
             ticket_text,
             facts: Vec::new(),
             parked: None,
@@ -226,7 +233,7 @@ impl Host {
     ) -> Result<Reply, String> {
         let request = ChatRequest {
             messages: conversation.messages.clone(),
-            tools: conversation.specs.clone(),
+            tools: conversation.offered.clone(),
         };
         tracing::info!(
             ticket = id,
@@ -287,20 +294,28 @@ impl Host {
                 conversation.push_unusable(raw, &problem);
                 None
             }
-            Reply::Call { call, content } => {
+            Reply::Call {
+                call,
+                content,
+                dropped,
+            } => {
                 conversation.push_call(&call, content);
                 let last_turn = turn == self.config.limits.model_calls_per_ticket;
                 let called = if last_turn {
                     self.refuse_at_limit(&ticket.ticket_id, turn, &call).await
                 } else {
-                    self.run_call(ticket, turn, &call, &conversation.seen).await
+                    self.run_call(ticket, turn, &call, conversation).await
                 };
                 match called.parked {
                     // The run stops here; a lead's answer is the call's outcome.
                     Some(approval) => conversation.parked = Some(approval),
-                    None => {
-                        conversation.push_outcome(&call, &called.tool, called.outcome, called.text)
-                    }
+                    None => conversation.push_outcome(
+                        &call,
+                        turn,
+                        (&called.tool, called.outcome),
+                        called.text,
+                        dropped,
+                    ),
                 }
                 None
             }
@@ -324,8 +339,13 @@ impl Host {
             run.stopped_at_turn_limit = true;
         }
         if let Some(draft) = &run.draft {
-            let checked =
-                checks::check_reply(draft, &conversation.facts, &conversation.ticket_text);
+            let tools: Vec<String> = conversation.specs.iter().map(|s| s.name.clone()).collect();
+            let checked = checks::check_reply(
+                draft,
+                &conversation.facts,
+                &conversation.ticket_text,
+                &tools,
+            );
             run.findings = checked.findings.clone();
             run.draft = Some(checked.text.clone());
             self.report_in_run(Event::Draft {
@@ -351,16 +371,19 @@ impl Host {
             "not run: the ticket reached its limit of {} model calls, so nothing could read the result",
             self.config.limits.model_calls_per_ticket
         );
+        // No tools were offered on this turn, so the name is the model's own: the host's
+        // table says which tool it meant.
+        let (tool, _) = self.route(call).await;
         self.report_in_run(Event::ToolCall {
             ticket: ticket.to_owned(),
             turn,
-            tool: call.name.clone(),
+            tool: tool.clone(),
             arguments: call.arguments.clone(),
         })
         .await;
-        self.finish_call(ticket, turn, &call.name, Outcome::Failed, &text, false)
+        self.finish_call(ticket, turn, &tool, Outcome::Failed, &text, false)
             .await;
-        Called::new(Outcome::Failed, text, call.name.clone())
+        Called::new(Outcome::Failed, text, tool)
     }
 
     pub(super) async fn finish_call(
@@ -383,14 +406,29 @@ impl Host {
         .await;
     }
 
-    /// Route → consent → call. Returns the outcome, the text for the model, and the tool's
-    /// canonical name (or the name as the model wrote it, when unknown).
+    /// A call the host did not send: recorded with its outcome, and told to the model.
+    async fn refused(
+        &self,
+        ticket: &str,
+        turn: u32,
+        tool: &str,
+        outcome: Outcome,
+        text: String,
+    ) -> Called {
+        self.finish_call(ticket, turn, tool, outcome, &text, false)
+            .await;
+        Called::new(outcome, text, tool.to_owned())
+    }
+
+    /// Route → the host's own refusals → consent → call. Returns the outcome, the text for
+    /// the model, and the tool's canonical name (or the name as the model wrote it, when
+    /// unknown).
     pub(super) async fn run_call(
         &self,
         ticket: &Ticket,
         turn: u32,
         call: &ToolCall,
-        seen: &[String],
+        conversation: &Conversation,
     ) -> Called {
         let id = ticket.ticket_id.as_str();
         let (canonical, routed) = self.route(call).await;
@@ -401,14 +439,39 @@ impl Host {
             arguments: call.arguments.clone(),
         })
         .await;
+        if let Some(text) = conversation.repeats_a_failure(&canonical, call) {
+            return self
+                .refused(id, turn, &canonical, Outcome::Failed, text)
+                .await;
+        }
         let (name, conn, tool) = match routed {
             Ok(routed) => routed,
             Err(text) => {
-                self.finish_call(id, turn, &canonical, Outcome::UnknownTool, &text, false)
+                return self
+                    .refused(id, turn, &canonical, Outcome::UnknownTool, text)
                     .await;
-                return Called::new(Outcome::UnknownTool, text, canonical);
             }
         };
+        let problems = schema::problems(&tool.input_schema, &call.arguments);
+        if !problems.is_empty() {
+            let text = format!(
+                "not run: the arguments do not fit {canonical}'s input schema: {}. Fix the call and send it again, or write the reply to the customer.",
+                problems.join("; ")
+            );
+            return self
+                .refused(id, turn, &canonical, Outcome::Failed, text)
+                .await;
+        }
+        let traced = provenance::trace(
+            &call.arguments,
+            &conversation.customer_text,
+            &conversation.facts,
+        );
+        if let Some(text) = provenance::handle_refusal(&canonical, &traced) {
+            return self
+                .refused(id, turn, &canonical, Outcome::Failed, text)
+                .await;
+        }
         let asked = Consent {
             ticket: id,
             turn,
@@ -417,11 +480,13 @@ impl Host {
             conn: &conn,
             tool: &tool,
             call,
+            backing: provenance::backing(&traced, &conversation.facts),
+            provenance: traced,
         };
-        if let Err(text) = self.ask_consent(&asked, seen).await {
-            self.finish_call(id, turn, &canonical, Outcome::Declined, &text, false)
+        if let Err(text) = self.ask_consent(&asked).await {
+            return self
+                .refused(id, turn, &canonical, Outcome::Declined, text)
                 .await;
-            return Called::new(Outcome::Declined, text, canonical);
         }
         let mut run = self.call_server(&asked).await;
         if let Some(parked) = &run.parked {
@@ -463,8 +528,12 @@ impl Host {
                 Err(format!("{e}. The tools are: {}.", listed.join(", ")))
             }
             Ok(name) => match offered.get(&name) {
-                Some(Offered { conn, tool }) => Ok((name, Arc::clone(conn), tool.clone())),
-                None => Err(format!("there is no tool \"{canonical}\" right now")),
+                Some(Offered {
+                    conn,
+                    tool,
+                    held: None,
+                }) => Ok((name, Arc::clone(conn), tool.clone())),
+                Some(_) | None => Err(format!("there is no tool \"{canonical}\" right now")),
             },
         };
         (canonical, found)
@@ -519,13 +588,17 @@ impl Host {
 /// One ticket's conversation as the model sees it, and what the host keeps beside it.
 pub(super) struct Conversation {
     messages: Vec<Message>,
-    pub(super) specs: Vec<ToolSpec>,
+    /// The tools of this ticket, for routing and the system prompt.
+    specs: Vec<ToolSpec>,
+    /// The tools the next request offers: all of them, and none on the last turn.
+    offered: Vec<ToolSpec>,
     tool_list_chars: usize,
     context_chars: usize,
     /// The customer's subject and body, for the draft's checks.
     ticket_text: String,
-    /// Texts an argument may come from: the ticket, and every result so far.
-    seen: Vec<String>,
+    /// The customer's text with the customer ID the desk knows: where an argument may come
+    /// from besides a tool result.
+    customer_text: String,
     /// Every call of this run with its outcome: the draft is checked against it.
     facts: Vec<CallFact>,
     /// The approval the run stopped for, when a lead's form went to the leads.
@@ -541,24 +614,30 @@ impl Conversation {
         });
     }
 
-    /// A call's outcome, back to the model, and kept for the draft's checks.
+    /// A call's outcome, kept for the draft's checks and back to the model, told that only
+    /// this call was run when the reply held `dropped` more.
     pub(super) fn push_outcome(
         &mut self,
         call: &ToolCall,
-        tool: &str,
-        outcome: Outcome,
+        turn: u32,
+        (tool, outcome): (&str, Outcome),
         text: String,
+        dropped: usize,
     ) {
-        if matches!(outcome, Outcome::Result | Outcome::ToolError) {
-            self.seen.push(text.clone());
+        let mut told = text.clone();
+        if dropped > 0 {
+            told.push_str(&format!(
+                "\n(Your reply held {dropped} more tool call(s) after this one; only this first one was run. Make one call per reply.)"
+            ));
         }
         self.messages.push(Message::Tool {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content: tool_response_block(tool, outcome.label(), &text),
+            content: tool_response_block(tool, outcome.label(), &told),
         });
         self.facts.push(CallFact {
             tool: tool.to_owned(),
+            turn,
             outcome,
             arguments: call.arguments.clone(),
             result: text,
@@ -599,6 +678,37 @@ impl Called {
             parked: None,
         }
     }
+}
+
+impl Conversation {
+    /// The last model call of the ticket: no tools are offered, and the model is told to write
+    /// its reply (a call now could not be run, as nothing would read its result).
+    fn last_turn(&mut self) {
+        self.offered.clear();
+        self.messages.push(Message::User {
+            content: prompt::LAST_TURN.to_owned(),
+        });
+    }
+
+    /// The words for the model when `call` is exactly a call that already failed in this
+    /// ticket (same tool, same arguments): it is not run again.
+    fn repeats_a_failure(&self, canonical: &str, call: &ToolCall) -> Option<String> {
+        let earlier = self.facts.iter().find(|fact| {
+            fact.outcome != Outcome::Result
+                && fact.tool == canonical
+                && fact.arguments == call.arguments
+        })?;
+        Some(format!(
+            "not run again: this exact call already came back \"{}\" on turn {} ({}). Change the arguments, use another tool, or write the reply to the customer with what you know.",
+            earlier.outcome.label(),
+            earlier.turn,
+            provenance::cut(first_line(&earlier.result), 200)
+        ))
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
 }
 
 /// 1 for a ticket a queue's task worked, 0 for one it left alone or whose task failed.

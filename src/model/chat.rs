@@ -53,8 +53,14 @@ pub struct ToolSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reply {
-    /// A tool call, with any words around it.
-    Call { call: ToolCall, content: String },
+    /// A tool call, with any words around it. `dropped` counts further calls in the same
+    /// reply, which the host does not run.
+    Call {
+        call: ToolCall,
+        content: String,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        dropped: usize,
+    },
     /// Words: the draft reply to the customer.
     Words { content: String },
     /// Output that tried to call a tool and could not be read; the host tells the model.
@@ -69,6 +75,10 @@ impl Reply {
         }
         self
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One request to a model: the whole conversation so far and the tools on offer.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec, outcome_of_block};
+use super::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec};
 use super::textcalls::{parse_text_call, write_text_call};
 
 const PREFILL: &str = "<tool_call>\n";
@@ -303,13 +303,12 @@ impl OpenAiChat {
     }
 }
 
-/// A call is due until a tool has answered with a result: at the start, and after an error.
+/// A call is due only before any tool has answered: the first turn. After a result or an
+/// error the model chooses, so it can answer in words instead of repeating a failed call.
 fn tool_call_is_due(messages: &[Message]) -> bool {
-    let last_tool = messages.iter().rev().find_map(|message| match message {
-        Message::Tool { content, .. } => Some(content),
-        Message::System { .. } | Message::User { .. } | Message::Assistant { .. } => None,
-    });
-    last_tool.is_none_or(|content| outcome_of_block(content) != Some("result"))
+    !messages
+        .iter()
+        .any(|message| matches!(message, Message::Tool { .. }))
 }
 
 fn tool_param(tool: &ToolSpec) -> Value {
@@ -360,6 +359,10 @@ fn read_reply(completion: &Value, tools: &[ToolSpec], prefilled: bool) -> Option
                     arguments,
                 },
                 content: content.into(),
+                dropped: message
+                    .pointer("/tool_calls")
+                    .and_then(Value::as_array)
+                    .map_or(0, |calls| calls.len().saturating_sub(1)),
             },
             Err(problem) => Reply::Malformed {
                 raw: raw(),
@@ -385,6 +388,7 @@ fn read_reply(completion: &Value, tools: &[ToolSpec], prefilled: bool) -> Option
             Reply::Call {
                 call: call_made,
                 content: call.words,
+                dropped: call.dropped,
             }
         }
         Some(Err(problem)) => Reply::Malformed { raw: text, problem },
@@ -644,10 +648,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn llama_cpp_prefill_forces_a_call_until_a_tool_answers_with_a_result() {
+    async fn llama_cpp_prefill_forces_a_call_on_the_first_turn_only() {
         let content =
             "{\"name\": \"shop__get_order_status\", \"arguments\": {\"order_id\": \"O-1\"}}";
-        for messages in [first_turn(), after("tool error")] {
+        {
+            let messages = first_turn();
             let turns = messages.as_array().map_or(0, Vec::len);
             let (got, mut body) = exchange(
                 Recipe::LlamaCppPrefill,
@@ -679,18 +684,21 @@ mod tests {
 
     #[tokio::test]
     async fn llama_cpp_prefill_lets_the_model_choose_once_a_tool_answered() {
-        let message = json!({"content": "It shipped."});
-        let (got, body) = exchange(Recipe::LlamaCppPrefill, after("result"), message).await;
-        assert_eq!(
-            got,
-            reply(json!({"kind": "words", "content": "It shipped."}))
-        );
-        assert_eq!(body["messages"].as_array().map(Vec::len), Some(4));
-        assert_eq!(body["tool_choice"], "auto");
-        assert_eq!(
-            (body.get("stop"), body.get("parallel_tool_calls")),
-            (None, None)
-        );
+        // After an error too: the model may answer in words instead of repeating the call.
+        for outcome in ["result", "tool error", "failed"] {
+            let message = json!({"content": "It shipped."});
+            let (got, body) = exchange(Recipe::LlamaCppPrefill, after(outcome), message).await;
+            assert_eq!(
+                got,
+                reply(json!({"kind": "words", "content": "It shipped."}))
+            );
+            assert_eq!(body["messages"].as_array().map(Vec::len), Some(4));
+            assert_eq!(body["tool_choice"], "auto");
+            assert_eq!(
+                (body.get("stop"), body.get("parallel_tool_calls")),
+                (None, None)
+            );
+        }
     }
 
     #[tokio::test]

@@ -21,6 +21,8 @@ pub struct TextCall {
     pub name: String,
     pub arguments: Map<String, Value>,
     pub words: String,
+    /// How many further calls the text held after this one (never run).
+    pub dropped: usize,
 }
 
 /// Reads the first tool call written in `text`. `None`: no attempt at a call (plain words).
@@ -73,6 +75,7 @@ fn tagged_call(text: &str, start: usize) -> Result<TextCall, String> {
         name,
         arguments,
         words: join_words(before, until_next_call(after)),
+        dropped: after.matches(OPEN_TAG).count(),
     })
 }
 
@@ -109,6 +112,7 @@ fn fenced_call(text: &str) -> Option<Result<TextCall, String>> {
                     name,
                     arguments,
                     words: join_words(&text[..open], &text[after..]),
+                    dropped: 0,
                 }));
             }
         }
@@ -132,6 +136,7 @@ fn bare_call(text: &str) -> Option<Result<TextCall, String>> {
                 name,
                 arguments,
                 words: rest.trim().to_owned(),
+                dropped: 0,
             }))
         }
         Ok(_) => None,
@@ -231,7 +236,8 @@ fn call_fields(value: &Value) -> Result<(String, Map<String, Value>), String> {
     Ok((name, arguments))
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// How a JSON value's kind is named to a model ("a number", "a list").
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -281,6 +287,7 @@ mod tests {
             name: name.into(),
             arguments,
             words: words.into(),
+            dropped: 0,
         }))
     }
 
@@ -343,7 +350,11 @@ mod tests {
     #[test]
     fn only_the_first_of_several_calls_is_taken() {
         let text = "<tool_call>{\"name\": \"a.one\", \"arguments\": {}}</tool_call>\nthen\n<tool_call>{\"name\": \"a.two\", \"arguments\": {}}</tool_call>";
-        assert_eq!(parse_text_call(text), call("a.one", json!({}), "then"));
+        let mut first = call("a.one", json!({}), "then");
+        if let Some(Ok(c)) = &mut first {
+            c.dropped = 1;
+        }
+        assert_eq!(parse_text_call(text), first);
     }
 
     #[test]
@@ -406,7 +417,11 @@ mod tests {
         assert!(problem("<tool_call></tool_call>").contains("empty"));
         assert!(problem("<tool_call>{\"name\": \"a\"} junk </tool_call>").contains("text after"));
         let two = "<tool_call>{\"name\": \"a.one\"}\n<tool_call>{\"name\": \"a.two\"}</tool_call>";
-        assert_eq!(parse_text_call(two), call("a.one", json!({}), ""));
+        let mut first = call("a.one", json!({}), "");
+        if let Some(Ok(c)) = &mut first {
+            c.dropped = 1;
+        }
+        assert_eq!(parse_text_call(two), first);
     }
 
     #[test]
@@ -471,6 +486,7 @@ mod tests {
                 name: "shop.get_order_status".into(),
                 arguments,
                 words: String::new(),
+                dropped: 0,
             }))
         );
     }

@@ -59,6 +59,7 @@ fn asks(tool: &str) -> Reply {
             arguments: Default::default(),
         },
         content: String::new(),
+        dropped: 0,
     }
 }
 
@@ -259,6 +260,7 @@ fn a_run_cut_off_after_a_side_effect_is_settled_for_a_person_when_the_record_reo
             unseen: vec![],
             approved: true,
             by: "dana".into(),
+            shown: None,
         },
     ] {
         record.append(&event).expect("appended");

@@ -49,6 +49,11 @@ pub enum Event {
         unseen: Vec<String>,
         approved: bool,
         by: String,
+        /// What the person was shown about the tool itself: the diff of a changed definition,
+        /// or the spans of a description that addresses the model. Turn 0: a tool put to a
+        /// person before the ticket's first model call, so the model may see it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shown: Option<String>,
     },
     InputRequest {
         ticket: String,

@@ -180,7 +180,8 @@ impl ShopServer {
                 "The shop has no product {sku}. Check the SKU with the customer, or search by the product's name."
             )),
             Lookup::Words(found) if found.is_empty() => tool_error(format!(
-                "No product matches \"{query}\". Try one or two words of the product's name, or its SKU."
+                "No product matches \"{}\". Try one or two words of the product's name, or its SKU.",
+                views::quoted(query)
             )),
             Lookup::Words(found) => text_result(&json!({
                 "products": found.into_iter().map(product_view).collect::<Vec<_>>(),

@@ -49,6 +49,10 @@ pub enum Modal {
         server: String,
         url: String,
     },
+    /// The tools people trust, with this one chosen.
+    Trust {
+        selected: usize,
+    },
 }
 
 pub enum PickerKind {
@@ -82,6 +86,8 @@ pub struct App {
     pub resources: Vec<ResourceInfo>,
     /// The team's open approvals, as the host last listed them.
     pub approvals: Vec<ApprovalView>,
+    /// The tools people trust to run unasked, as the host last reported them.
+    pub trust: Vec<crate::host::api::TrustGrant>,
     pub model: String,
     pub staff: String,
     /// On a team's record: whether the person at this desk is a lead (the database's word).
@@ -114,6 +120,7 @@ impl App {
             prompts: vec![],
             resources: vec![],
             approvals: vec![],
+            trust: vec![],
             model,
             staff,
             lead: None,
@@ -250,6 +257,7 @@ impl App {
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
             HostEvent::Approvals(approvals) => self.approvals = approvals,
+            HostEvent::Trust(trust) => self.trust = trust,
             HostEvent::Record(history) => {
                 for (state, entries) in history {
                     self.transcripts.insert(state.ticket.clone(), entries);
@@ -441,6 +449,10 @@ impl App {
             Action::PickReview => self.open_picker(PickerKind::Reviews),
             Action::Help => self.modal = Some(Modal::Help { scroll: 0 }),
             Action::SignIn => return self.sign_in(),
+            Action::Trust => {
+                self.modal = Some(Modal::Trust { selected: 0 });
+                return Some(Command::ListTrust);
+            }
             Action::Search => self.search = Some(Search::new()),
             Action::NextMatch => self.find(true),
             Action::PreviousMatch => self.find(false),

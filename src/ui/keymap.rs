@@ -32,6 +32,8 @@ pub enum Action {
     PickPrompt,
     PickResource,
     PickReview,
+    /// The tools people trust: listed, and revoked.
+    Trust,
     Help,
     /// Start typing a search (`/`).
     Search,
@@ -225,6 +227,12 @@ pub const DESK: &[Binding] = &[
         Action::PickReview,
         "review this desk's record or a recording (q returns)",
     ),
+    bind(
+        &[Key::Char('T'), Key::Shifted('t')],
+        "T",
+        Action::Trust,
+        "the tools people trust to run unasked (x revokes)",
+    ),
     bind(&[Key::Char('?')], "?", Action::Help, "this help"),
     bind(
         &[Key::Char('q'), Key::Ctrl('c')],
@@ -272,6 +280,10 @@ pub const ELSEWHERE: &[(&str, &str)] = &[
     ),
     ("mouse", "click a ticket; wheel scrolls"),
     ("y / n", "in a consent question: approve / decline"),
+    (
+        "s / a",
+        "in a consent question for a read-only tool: approve and trust it for the session / always",
+    ),
     ("Esc", "in a consent question: decline and close"),
     ("Ctrl-D / Esc", "in a server's form: decline / cancel"),
     (

@@ -8,3 +8,4 @@ pub mod queue;
 pub mod sign_in;
 pub mod status;
 pub mod ticket;
+pub mod trust;

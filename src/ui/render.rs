@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Modal};
-use super::panes::{footer, help, picker, queue, sign_in, status, ticket};
+use super::panes::{footer, help, picker, queue, sign_in, status, ticket, trust};
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
@@ -40,6 +40,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::Picker(choice) => picker::render(app, choice, frame, area),
             Modal::Help { scroll } => help::render(*scroll, frame, area),
             Modal::SignIn { server, url } => sign_in::render(server, url, frame, area),
+            Modal::Trust { selected } => trust::render(&app.trust, *selected, frame, area),
         }
     }
 }

@@ -25,6 +25,7 @@ use super::theme;
 use crate::recording::review::{Review, ReviewTicket};
 use history::{history_lines, step_title, ticket_lines, ticket_row};
 
+mod compare;
 mod history;
 
 /// What the screen's owner does after a key.
@@ -103,6 +104,10 @@ pub struct ReviewScreen {
     focus: Focus,
     unfolded: bool,
     help: bool,
+    /// Another recording to hold this one against (`c` side by side, `g` the chart).
+    against: Option<Review>,
+    side_by_side: bool,
+    chart: bool,
 }
 
 impl ReviewScreen {
@@ -118,6 +123,18 @@ impl ReviewScreen {
             focus: Focus::Step,
             unfolded: false,
             help: false,
+            against: None,
+            side_by_side: false,
+            chart: false,
+        }
+    }
+
+    /// Review `review` against `other`: opens with the two runs of each ticket side by side.
+    pub fn against(review: Review, other: Review) -> Self {
+        Self {
+            against: Some(other),
+            side_by_side: true,
+            ..Self::new(review)
         }
     }
 
@@ -144,6 +161,8 @@ impl ReviewScreen {
             }
             KeyCode::Enter => self.unfolded = !self.unfolded,
             KeyCode::Char('?') => self.help = !self.help,
+            KeyCode::Char('c') if self.against.is_some() => self.side_by_side = !self.side_by_side,
+            KeyCode::Char('g') if self.against.is_some() => self.chart = !self.chart,
             _ => {}
         }
         ReviewKey::Stay
@@ -240,6 +259,12 @@ impl ReviewScreen {
         ])
         .areas(area);
         frame.render_widget(Paragraph::new(header), top);
+        if let (true, Some(other)) = (self.chart, &self.against) {
+            let this = (self.review.source.as_str(), &self.review.summary);
+            compare::render_chart(frame, body, this, (other.source.as_str(), &other.summary));
+            frame.render_widget(Paragraph::new(self.footer()), footer);
+            return;
+        }
         let list_width = (area.width * 35 / 100).clamp(28, 44);
         let [list, detail] =
             Layout::horizontal([Constraint::Length(list_width), Constraint::Min(0)]).areas(body);
@@ -364,6 +389,15 @@ impl ReviewScreen {
             self.ticket_scroll,
             self.focus == Focus::TicketText,
         );
+        if let (true, Some(other)) = (self.side_by_side, &self.against) {
+            let [left, right] =
+                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(step_area);
+            let theirs = compare::counterpart(&self.review, self.selected, other);
+            compare::render_run(frame, left, "other", theirs, self.step, self.unfolded);
+            compare::render_run(frame, right, "this", Some(ticket), self.step, self.unfolded);
+            return;
+        }
         let title = step_title(ticket, self.step);
         let (lines, start) = history_lines(ticket, self.step, self.unfolded, inner_width);
         // The step opens showing all of itself and as much of the run before it as fits, or,
@@ -443,6 +477,12 @@ impl ReviewScreen {
             ("Enter", "unfold"),
             ("q", "quit"),
         ];
+        let compared = [("c", "side by side"), ("g", "chart")];
+        let keys: Vec<(&str, &str)> = if self.against.is_some() {
+            keys.into_iter().chain(compared).collect()
+        } else {
+            keys.to_vec()
+        };
         let mut spans = vec![];
         for (key, what) in keys {
             if !spans.is_empty() {

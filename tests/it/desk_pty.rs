@@ -256,10 +256,12 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
 
 /// What a new user meets with `cargo run --release`: the embedded default config, whose model
 /// is the committed recording. A person runs the shop's `refund_order` prompt for T-0003 (a
-/// EUR 279.00 order); the recorded model quotes it and asks to issue the refund, which needs
-/// the person's consent, and the shop asks a lead to release it because it is above the limit.
+/// EUR 279.00 order); the recorded model quotes the whole order and then writes its draft
+/// without asking to issue the refund (recordings/ticket-runs/README.md says so and why), so
+/// no consent question and no lead's form come up, and the replay follows the recording to
+/// the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_the_embedded_default_a_refund_above_the_limit_asks_for_consent_then_a_lead() {
+async fn on_the_embedded_default_a_persons_refund_prompt_replays_to_the_recorded_draft() {
     let mut desk = Desk::start(&[]);
     desk.select_t0003().await;
 
@@ -275,26 +277,12 @@ async fn on_the_embedded_default_a_refund_above_the_limit_asks_for_consent_then_
     desk.screen.wait_for("Review").await;
     desk.press(b"\r");
 
-    let consent = desk.screen.wait_for("y approve").await;
-    assert!(consent.contains("shop.issue_refund"), "{consent}");
-    assert!(
-        consent.contains("T-0003"),
-        "the question names the ticket: {consent}"
-    );
-    desk.press(b"y");
-
-    let form = desk.screen.wait_for("Release refund").await;
-    assert!(
-        form.contains("shop asks"),
-        "the form names the server asking: {form}"
-    );
-    assert!(form.contains("279.00"), "{form}");
-    desk.press(b"\x04"); // Ctrl-D: decline, as the recorded lead did
-
     let done = desk.screen.wait_for("Draft reply").await;
     assert!(
         !done.contains("diverged"),
         "the replay followed the recording: {done}"
     );
+    assert!(done.contains("quote_refund"), "the recorded quote: {done}");
+    assert!(!done.contains("y approve"), "no consent question: {done}");
     desk.quit().await;
 }

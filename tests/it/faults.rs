@@ -146,14 +146,20 @@ async fn a_description_changed_after_the_pins_is_blocked_between_tickets_not_ins
     );
     assert_eq!(
         h.outcomes().await[1],
-        ("fix.echo_meta".to_owned(), Outcome::Declined),
-        "blocked until a person approves it"
+        ("fix.echo_meta".to_owned(), Outcome::UnknownTool),
+        "kept from the model until a person approves it"
     );
-    // The model saw the poisoned description in its tool list (as data) and tried a refund:
-    // the refund is outside the allow list, so it too needed a person's yes.
+    // The model never saw the poisoned description (4 of 4 requests carried it before):
+    // neither in its tool list nor in the system prompt, so it tried no refund.
+    for request in h.model.requests().iter().skip(1) {
+        assert!(
+            !request.to_string().contains("ignore previous rules"),
+            "{request}"
+        );
+    }
     let asked_for: Vec<String> = asked.iter().map(|a| a.tool.clone()).collect();
     assert!(
-        asked_for.contains(&"shop.issue_refund".to_owned()),
+        !asked_for.contains(&"shop.issue_refund".to_owned()),
         "{asked_for:?}"
     );
 }
@@ -197,9 +203,9 @@ async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next()
     );
     h.work("T-0002").await;
     assert_eq!(
-        h.outcomes().await.last().map(|o| o.1),
-        Some(Outcome::Declined),
-        "the next ticket meets the change at the pins"
+        h.outcomes().await.get(2).map(|o| o.1),
+        Some(Outcome::UnknownTool),
+        "the next ticket meets the change at the pins: the tool is kept from the model"
     );
 }
 
@@ -214,12 +220,13 @@ async fn instructions_in_a_server_description_cause_no_side_effect_without_conse
         .store(true, Ordering::SeqCst);
     h.work("T-0001").await;
     // The untrusted server's resources are never attached, and its words reach the model
-    // only as a tool description; the refund it asked for waited for a person, who said no.
+    // only as a tool description; the refund it asked for carried a quote ID no tool gave,
+    // so the host refused it before asking anyone, and it never ran.
     assert!(h.host.attached().iter().all(|a| a.server != "fix"));
     assert!(
         h.outcomes()
             .await
-            .contains(&("shop.issue_refund".to_owned(), Outcome::Declined)),
+            .contains(&("shop.issue_refund".to_owned(), Outcome::Failed)),
         "{:?}",
         h.outcomes().await
     );
@@ -227,5 +234,11 @@ async fn instructions_in_a_server_description_cause_no_side_effect_without_conse
         !h.outcomes()
             .await
             .contains(&("shop.issue_refund".to_owned(), Outcome::Result))
+    );
+    assert!(
+        h.people
+            .consents()
+            .iter()
+            .all(|a| a.tool != "shop.issue_refund")
     );
 }

@@ -139,6 +139,7 @@ proptest! {
                 name: name.trim().to_owned(),
                 arguments: as_reread(&arguments),
                 words: String::new(),
+                dropped: 0,
             };
             prop_assert_eq!(parsed, Some(Ok(expected)));
         }
@@ -156,6 +157,7 @@ proptest! {
             name,
             arguments: as_reread(&arguments),
             words: join_words(&before, &after),
+            dropped: 0,
         };
         prop_assert_eq!(parse_text_call(&text), Some(Ok(expected)));
     }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use support_desk::config::{DeskConfig, ServerConfig};
 use support_desk::host::api::{
     ConsentAnswer, ConsentAsk, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Question,
+    TrustScope,
 };
 use support_desk::host::checks::Finding;
 use support_desk::host::core::{Host, Storage, TicketRun};
@@ -36,6 +37,7 @@ impl People {
         mut questions: mpsc::Receiver<Question>,
         consent: ConsentRule,
         form: FormRule,
+        trust: Option<TrustScope>,
     ) -> Self {
         let people = Self::default();
         let seen = people.clone();
@@ -45,9 +47,11 @@ impl People {
                     Question::Consent(p) => {
                         seen.consents.lock().expect("lock").push(p.ask.clone());
                         let approved = consent(&p.ask);
+                        let trust = trust.filter(|_| approved && p.ask.trustable);
                         p.answer(ConsentAnswer {
                             approved,
                             by: "tester".into(),
+                            trust,
                         });
                     }
                     Question::Form(p) => {
@@ -94,6 +98,12 @@ pub struct Setup {
     pub fixture: bool,
     pub record: bool,
     pub tweak: Tweak,
+    /// The queue, when not the shop's bundled tickets.
+    pub tickets: Option<Vec<support_desk::tickets::Ticket>>,
+    /// With every yes to a tool the card offers to trust: trust it this long.
+    pub trust: Option<TrustScope>,
+    /// The fixture's `echo_meta` addresses the model from its very first listing.
+    pub poisoned: bool,
 }
 
 impl Setup {
@@ -105,6 +115,9 @@ impl Setup {
             fixture: false,
             record: false,
             tweak: Box::new(|_, _| {}),
+            tickets: None,
+            trust: None,
+            poisoned: false,
         }
     }
 }
@@ -140,6 +153,9 @@ pub async fn harness(setup: Setup) -> Harness {
     let mut rug_pulled = None;
     if setup.fixture {
         let (url, stop, rug) = serve_fixture().await;
+        if setup.poisoned {
+            rug.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         fixture_stop = Some(stop);
         rug_pulled = Some(rug);
         config.servers.insert(
@@ -158,7 +174,7 @@ pub async fn harness(setup: Setup) -> Harness {
     let (questions_tx, questions_rx) = mpsc::channel(8);
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
-    let people = People::spawn(questions_rx, setup.consent, setup.form);
+    let people = People::spawn(questions_rx, setup.consent, setup.form, setup.trust);
     let built = build_model(&config).expect("model");
     let storage = Storage {
         data_dir: Some(dir.path().join("data")),
@@ -167,7 +183,7 @@ pub async fn harness(setup: Setup) -> Harness {
     let parts = host_parts(
         config,
         built,
-        support_desk::tickets::bundled(),
+        setup.tickets.unwrap_or_else(support_desk::tickets::bundled),
         storage,
         recorder,
     );
@@ -389,7 +405,7 @@ async fn an_approved_call_runs_and_an_argument_seen_nowhere_is_flagged() {
 }
 
 #[tokio::test]
-async fn a_changed_tool_definition_is_blocked_until_a_person_approves_it() {
+async fn a_changed_tool_definition_is_kept_from_the_model_until_a_person_approves_it() {
     let mut setup = Setup::new(scripted(vec![
         call("shop__get_order_status", json!({"order_id": "O-1744"})),
         words("Checked."),
@@ -403,16 +419,32 @@ async fn a_changed_tool_definition_is_blocked_until_a_person_approves_it() {
     });
     let h = harness(setup).await;
     h.work("T-0009").await;
-    assert_eq!(
-        h.outcomes().await,
-        [out("shop.get_order_status", Outcome::Declined)]
-    );
+    // Asked before the model's first call, declined: the model never saw the tool.
     let asked = h.people.consents();
     let diff = asked[0].changed_definition.clone().expect("a diff");
     assert!(
         diff.contains("description:") && diff.contains("- was: Look up an order."),
         "{diff}"
     );
+    let first = &h.model.requests()[0];
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(!offered.contains(&"shop__get_order_status"), "{offered:?}");
+    assert!(!system_prompt(first).contains("shop.get_order_status"));
+    assert_eq!(
+        h.outcomes().await,
+        [out("shop.get_order_status", Outcome::UnknownTool)]
+    );
+    // The consent event keeps the diff the person was shown.
+    let shown = h.host.events().await.into_iter().find_map(|e| match e {
+        Event::Consent { turn: 0, shown, .. } => shown,
+        _ => None,
+    });
+    assert_eq!(shown.as_deref(), Some(diff.as_str()));
 }
 
 #[tokio::test]
@@ -718,26 +750,47 @@ async fn a_killed_server_is_restarted_and_a_read_is_retried_once() {
 
 #[tokio::test]
 async fn a_refund_is_never_retried_when_the_server_dies() {
-    let h = harness(Setup::new(scripted(vec![
-        call("shop__issue_refund", json!({"quote_id": "Q-0123456789"})),
-        call("shop__get_order_status", json!({"order_id": "O-1744"})),
-        words("Checked."),
-    ])))
-    .await;
-    kill_shop(h.dir.path());
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The shop dies between the quote and the refund of the quote it handed out.
+    let dir_cell: Arc<Mutex<Option<PathBuf>>> = Arc::default();
+    let cell = Arc::clone(&dir_cell);
+    let brain: Brain = Arc::new(move |request: &Value| {
+        let tools = tool_messages(request);
+        match tools.len() {
+            0 => call(
+                "shop__quote_refund",
+                json!({"order_id": "O-1744", "reason": "cracked"}),
+            ),
+            1 => {
+                if let Some(dir) = cell.lock().expect("lock").as_ref() {
+                    kill_shop(dir);
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                let quote = tools[0]
+                    .lines()
+                    .nth(1)
+                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                    .unwrap_or_default();
+                call("shop__issue_refund", json!({"quote_id": quote["quote_id"]}))
+            }
+            2 => call("shop__get_order_status", json!({"order_id": "O-1744"})),
+            _ => words("Hello Hanna, we have checked your order."),
+        }
+    });
+    let h = harness(Setup::new(brain)).await;
+    *dir_cell.lock().expect("lock") = Some(h.dir.path().to_owned());
     h.work("T-0009").await;
     assert_eq!(
         h.outcomes().await,
         [
+            out("shop.quote_refund", Outcome::Result),
             out("shop.issue_refund", Outcome::Failed),
             out("shop.get_order_status", Outcome::Result)
         ]
     );
     assert!(
-        h.outcome_texts().await[0].contains("not retried"),
+        h.outcome_texts().await[1].contains("not retried"),
         "{}",
-        h.outcome_texts().await[0]
+        h.outcome_texts().await[1]
     );
 }
 

@@ -12,6 +12,7 @@ mod fixture;
 mod fuzz;
 mod host;
 mod interop;
+mod judgment;
 mod mock_model;
 mod oauth;
 mod partner;

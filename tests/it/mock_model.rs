@@ -181,7 +181,7 @@ pub fn queue_worker() -> Brain {
         let customer = ticket
             .split_whitespace()
             .find(|w| w.starts_with("C-"))
-            .map(|w| w.trim_end_matches([',', '.']))
+            .map(|w| w.trim_end_matches([',', '.', ')']))
             .unwrap_or("C-0000");
         call("shop__find_orders", json!({"customer_id": customer}))
     })

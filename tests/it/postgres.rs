@@ -68,6 +68,7 @@ fn asks(tool: &str) -> Reply {
             arguments: Default::default(),
         },
         content: String::new(),
+        dropped: 0,
     }
 }
 
@@ -326,6 +327,7 @@ async fn a_run_cut_off_is_settled_for_a_person_only_once_its_claim_has_run_out()
                 unseen: vec![],
                 approved: true,
                 by: team.ana.name.clone(),
+                shown: None,
             },
             started("T-0001"),
             model_call("T-0001", 1, asks("shop.get_order_status")),

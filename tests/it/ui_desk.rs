@@ -118,6 +118,7 @@ pub fn asks_for(tool: &str, arguments: serde_json::Value) -> Reply {
             arguments: arguments.as_object().cloned().unwrap_or_default(),
         },
         content: String::new(),
+        dropped: 0,
     }
 }
 
@@ -186,6 +187,7 @@ fn worked(app: &mut App, record: &DeskRecord) {
             unseen: vec![],
             approved: true,
             by: "dana".into(),
+            shown: None,
         },
         outcome(
             t,
@@ -248,7 +250,10 @@ fn consent_question(ticket: &str) -> (Question, tokio::sync::oneshot::Receiver<C
             argument: "quote_id".into(),
             value: "Q-0123456789".into(),
         }],
+        provenance: vec![],
+        backing: vec![],
         changed_definition: None,
+        trustable: false,
         reason: "shop.issue_refund is not on the desk's list of tools that change nothing".into(),
     });
     (Question::Consent(pending), answer)
@@ -363,7 +368,8 @@ async fn a_consent_question_opens_its_modal_and_y_approves_as_the_staff_member()
         answer.await.expect("answered"),
         ConsentAnswer {
             approved: true,
-            by: "dana".into()
+            by: "dana".into(),
+            trust: None,
         }
     );
 }

@@ -17,6 +17,7 @@ fn ticket(id: &str, expected_tool: &str, injected: bool) -> Ticket {
         expected_tool: expected_tool.to_owned(),
         injected,
         wrong_ids: vec![],
+        customer_name: None,
     }
 }
 
@@ -40,6 +41,7 @@ fn call(ticket: &str, turn: u32, tool: &str, args: Value) -> Vec<Event> {
                     arguments: arguments(args.clone()),
                 },
                 content: String::new(),
+                dropped: 0,
             },
             seconds: 4.25,
             tool_list_chars: 3000,
@@ -252,6 +254,7 @@ fn consent_and_input_requests_join_the_step_of_their_call() {
         unseen: vec!["quote_id=Q-1".to_owned()],
         approved: true,
         by: "script".to_owned(),
+        shown: None,
     });
     events.push(Event::InputRequest {
         ticket: "T-0008".to_owned(),

@@ -35,7 +35,35 @@ pub(super) fn shop_error(error: ShopError) -> CallToolResult {
     ) {
         tracing::error!(%error, "shop store failed");
     }
-    tool_error(error.to_string())
+    tool_error(echo_short(error).to_string())
+}
+
+/// How much of a caller's bad argument an error quotes back.
+const ECHO_CHARS: usize = 40;
+
+/// At most a short prefix of what the caller wrote, with its length when cut: an error about
+/// a three-megabyte "order number" need not repeat it.
+pub(super) fn quoted(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
+/// The error with every argument it echoes cut to a short prefix.
+fn echo_short(error: ShopError) -> ShopError {
+    use ShopError as E;
+    match error {
+        E::NotAnOrderId(s) => E::NotAnOrderId(quoted(&s)),
+        E::NoOrder(s) => E::NoOrder(quoted(&s)),
+        E::NotACustomerId(s) => E::NotACustomerId(quoted(&s)),
+        E::NoCustomer(s) => E::NoCustomer(quoted(&s)),
+        E::NotASku(s) => E::NotASku(quoted(&s)),
+        E::NotAQuoteId(s) => E::NotAQuoteId(quoted(&s)),
+        E::NoQuote(s) => E::NoQuote(quoted(&s)),
+        E::NoRefund(s) => E::NoRefund(quoted(&s)),
+        other => other,
+    }
 }
 
 /// `get_order_status`'s answer. Field order and nulls are the wire format: keep them.

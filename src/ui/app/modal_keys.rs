@@ -53,6 +53,7 @@ impl App {
                     self.modal = Some(Modal::SignIn { server, url });
                 }
             }
+            Modal::Trust { selected } => return self.trust_key(selected, key),
         }
         None
     }
@@ -60,11 +61,12 @@ impl App {
     fn consent_key(&mut self, mut view: ConsentModal, pending: ConsentPending, key: KeyEvent) {
         match view.handle_key(key) {
             ModalOutcome::Pending => self.modal = Some(Modal::Consent(view, pending)),
-            ModalOutcome::Answered(approved) => {
+            ModalOutcome::Answered((approved, trust)) => {
                 let ticket = pending.ask.ticket.clone();
                 pending.answer(ConsentAnswer {
                     approved,
                     by: self.staff.clone(),
+                    trust,
                 });
                 self.after_answer(&ticket);
             }
@@ -198,6 +200,26 @@ impl App {
     }
 
     /// The help screen scrolls; Esc, `?`, `q` or Enter close it.
+    /// Keys on the trust screen: choose a grant, revoke it, close.
+    fn trust_key(&mut self, selected: usize, key: KeyEvent) -> Option<Command> {
+        let last = self.trust.len().saturating_sub(1);
+        let selected = match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('T') => return None,
+            KeyCode::Down | KeyCode::Char('j') => (selected + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => selected.saturating_sub(1),
+            KeyCode::Char('x') | KeyCode::Delete => {
+                self.modal = Some(Modal::Trust {
+                    selected: selected.min(last.saturating_sub(1)),
+                });
+                let tool = self.trust.get(selected)?.tool.clone();
+                return Some(Command::RevokeTrust { tool });
+            }
+            _ => selected,
+        };
+        self.modal = Some(Modal::Trust { selected });
+        None
+    }
+
     fn help_key(&mut self, scroll: u16, key: KeyEvent) {
         let scroll = match key.code {
             KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => return,

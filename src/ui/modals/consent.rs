@@ -14,7 +14,7 @@ use ratatui::widgets::{
     Block, Clear, Padding, Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState,
 };
 
-use crate::host::api::{ConsentAsk, ToolHints};
+use crate::host::api::{ConsentAsk, ToolHints, TrustScope};
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::{clean, one_line};
 use crate::ui::text::{centred, wrapped};
@@ -30,6 +30,12 @@ const SIDE_CHROME: u16 = 4;
 const ROW_CHROME: u16 = 4;
 /// Labels ("Server", "Tool", …) take this many columns; their values line up after them.
 const LABEL_WIDTH: usize = 8;
+
+/// A person's answer on the card: yes or no, and with a yes whether to trust the tool from
+/// now on (only offered for a tool on the desk's read-only list).
+pub type Choice = (bool, Option<TrustScope>);
+
+mod provenance;
 
 /// Asks whether one tool call may happen; answers `true` for approve, `false` for decline.
 #[derive(Debug, Clone)]
@@ -55,8 +61,9 @@ impl ConsentModal {
         &self.ask
     }
 
-    /// `Answered(true)` approves, `Answered(false)` declines.
-    pub fn handle_key(&mut self, key: KeyEvent) -> ModalOutcome<bool> {
+    /// `Answered((true, _))` approves, `Answered((false, None))` declines; `s` and `a` approve
+    /// and trust a read-only tool for the session or always.
+    pub fn handle_key(&mut self, key: KeyEvent) -> ModalOutcome<Choice> {
         if key.kind == KeyEventKind::Release {
             return ModalOutcome::Pending;
         }
@@ -66,10 +73,16 @@ impl ConsentModal {
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         let page = smallest_body_height().saturating_sub(2).max(1);
         match key.code {
-            KeyCode::Char('y' | 'Y') if plain && pressed => ModalOutcome::Answered(true),
-            KeyCode::Char('n' | 'N') if plain && pressed => ModalOutcome::Answered(false),
+            KeyCode::Char('y' | 'Y') if plain && pressed => ModalOutcome::Answered((true, None)),
+            KeyCode::Char('n' | 'N') if plain && pressed => ModalOutcome::Answered((false, None)),
+            KeyCode::Char('s') if plain && pressed && self.ask.trustable => {
+                ModalOutcome::Answered((true, Some(TrustScope::Session)))
+            }
+            KeyCode::Char('a') if plain && pressed && self.ask.trustable => {
+                ModalOutcome::Answered((true, Some(TrustScope::Always)))
+            }
             // Esc closes the question as a no: silence is never a yes.
-            KeyCode::Esc if pressed => ModalOutcome::Answered(false),
+            KeyCode::Esc if pressed => ModalOutcome::Answered((false, None)),
             KeyCode::Up => self.scroll_to(self.scroll.saturating_sub(1)),
             KeyCode::Down => self.scroll_to(self.scroll.saturating_add(1)),
             KeyCode::PageUp => self.scroll_to(self.scroll.saturating_sub(page)),
@@ -116,7 +129,10 @@ impl ConsentModal {
         ])
         .areas(inner);
         frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
-        frame.render_widget(Paragraph::new(keys_line(max_scroll > 0)), footer);
+        frame.render_widget(
+            Paragraph::new(keys_line(max_scroll > 0, self.ask.trustable)),
+            footer,
+        );
 
         if max_scroll > 0 {
             let mut state = ScrollbarState::new(usize::from(max_scroll) + 1)
@@ -137,7 +153,7 @@ impl ConsentModal {
         }
     }
 
-    fn scroll_to(&mut self, row: u16) -> ModalOutcome<bool> {
+    fn scroll_to(&mut self, row: u16) -> ModalOutcome<Choice> {
         self.scroll = row.min(self.max_scroll_on_smallest_screen());
         ModalOutcome::Pending
     }
@@ -187,6 +203,7 @@ impl ConsentModal {
         lines.extend(self.claims_lines(width));
         lines.extend(self.warning_lines(width));
         lines.extend(self.argument_lines(width));
+        lines.extend(provenance::lines(ask, width));
         lines
     }
 
@@ -252,10 +269,12 @@ impl ConsentModal {
 
         if let Some(diff) = &ask.changed_definition {
             lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                "✗ Definition changed since it was pinned",
-                theme::danger(),
-            )));
+            let heading = if diff.contains("+ now:") {
+                "✗ Definition changed since it was pinned"
+            } else {
+                "✗ Its description gives the model instructions (kept from the model until approved)"
+            };
+            lines.push(Line::from(Span::styled(heading, theme::danger())));
             for row in clean(diff).lines() {
                 lines.extend(diff_row(row, width));
             }
@@ -355,15 +374,26 @@ fn diff_row(row: &str, width: usize) -> Vec<Line<'static>> {
     )
 }
 
-fn keys_line(scrolls: bool) -> Line<'static> {
+fn keys_line(scrolls: bool, trustable: bool) -> Line<'static> {
     let mut spans = vec![
         Span::styled("y", theme::key()),
         Span::raw(" approve · "),
         Span::styled("n", theme::key()),
         Span::raw(" decline · "),
         Span::styled("Esc", theme::key()),
-        Span::raw(" decline and close"),
     ];
+    if trustable {
+        // Narrower, to leave room for trust on the smallest screen.
+        spans.extend([
+            Span::raw(" decline · "),
+            Span::styled("s", theme::key()),
+            Span::raw("/"),
+            Span::styled("a", theme::key()),
+            Span::raw(" trust (session/always)"),
+        ]);
+    } else {
+        spans.push(Span::raw(" decline and close"));
+    }
     if scrolls {
         spans.extend([
             Span::raw(" · "),

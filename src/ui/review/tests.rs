@@ -122,6 +122,7 @@ fn shop_ticket(id: &str, subject: &str, body: &str) -> Ticket {
         expected_tool: "issue_refund".to_owned(),
         injected: true,
         wrong_ids: vec![],
+        customer_name: None,
     }
 }
 
@@ -162,6 +163,7 @@ fn hostile_events() -> Vec<Event> {
             unseen: vec!["quote_id=Q-9".to_owned()],
             approved: false,
             by: "ana".to_owned(),
+            shown: None,
         },
         Event::InputRequest {
             ticket: t.to_owned(),
@@ -682,4 +684,47 @@ fn a_ticket_reads_the_same_in_review_mode_as_on_the_live_desk() {
             "review: {block:#?}"
         );
     }
+}
+
+/// The fixture run held against the 2026-11-30 recording (both kept, neither moves).
+fn compared_screen() -> ReviewScreen {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("recordings/ticket-runs-2026-11-30/events.jsonl");
+    let mut other = Review::open(&path).expect("the dated recording reads");
+    other.source = "recordings/ticket-runs-2026-11-30".to_owned();
+    ReviewScreen::against(real_review(), other)
+}
+
+#[test]
+fn against_another_recording_the_two_runs_of_a_ticket_stand_side_by_side() {
+    let mut screen = compared_screen();
+    snapshot("compared_side_by_side", &screen);
+    let terminal = draw(&screen, 120, 36);
+    let buffer = terminal.backend().buffer();
+    find(buffer, "other: ");
+    find(buffer, "this: ");
+    press(&mut screen, &[KeyCode::Char('c')]);
+    let terminal = draw(&screen, 120, 36);
+    let text = rows(terminal.backend().buffer()).join("\n");
+    assert!(!text.contains("other: "), "c goes back to one run:\n{text}");
+}
+
+#[test]
+fn against_another_recording_the_figures_are_a_bar_chart() {
+    let mut screen = compared_screen();
+    press(&mut screen, &[KeyCode::Char('g')]);
+    snapshot("compared_chart", &screen);
+    let terminal = draw(&screen, 120, 36);
+    let buffer = terminal.backend().buffer();
+    for label in [
+        "1st tool", "drafts", "at limit", "flagged", "consent", "refunds",
+    ] {
+        find(buffer, label);
+    }
+    find(buffer, "each pair: the other recording, then this one");
+    // Without another recording the keys do nothing.
+    let mut alone = real_screen();
+    press(&mut alone, &[KeyCode::Char('g'), KeyCode::Char('c')]);
+    let text = rows(draw(&alone, 120, 36).backend().buffer()).join("\n");
+    assert!(!text.contains("each pair"), "{text}");
 }

@@ -1,0 +1,309 @@
+//! Two recordings side by side (`support-desk compare OLD NEW`): their figures, then ticket by
+//! ticket what each run did (first tool, outcomes, consent questions, refunds, whether it ended
+//! with a draft, the findings) and what changed. Every change to the prompt, a tool's
+//! description or the model is judged this way.
+//!
+//! Runs are matched by ticket and by their order within it, so a ticket worked again with a
+//! person's prompt (its own batch) meets its counterpart in the other recording.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::event::Event;
+use super::reader::{ReadError, Recording};
+use crate::host::api::Outcome;
+use crate::host::summary::Summary;
+use crate::tickets::Ticket;
+
+/// What one run of a ticket did, as a reviewer compares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunFacts {
+    pub first_tool: Option<String>,
+    pub model_calls: u32,
+    /// Each call's tool and outcome, in order.
+    pub outcomes: Vec<(String, Outcome)>,
+    pub consent_questions: usize,
+    pub refunds_issued: usize,
+    pub draft: bool,
+    /// The draft's findings, by check name.
+    pub findings: Vec<String>,
+    pub stopped_at_turn_limit: bool,
+}
+
+/// One run of a ticket in both recordings, and what differs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TicketComparison {
+    pub ticket: String,
+    /// 1 for a ticket's first run in a recording, 2 for its second…
+    pub run: usize,
+    pub old: Option<RunFacts>,
+    pub new: Option<RunFacts>,
+    /// Each difference in words; empty when the runs did the same.
+    pub changes: Vec<String>,
+}
+
+/// The two recordings' figures and every ticket's runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub old: Summary,
+    pub new: Summary,
+    pub tickets: Vec<TicketComparison>,
+}
+
+impl Comparison {
+    /// Reads both recordings (a directory of batches or one `.jsonl` file each).
+    pub fn read(old: &Path, new: &Path) -> Result<Self, ReadError> {
+        let tickets = crate::tickets::bundled();
+        let (old, new) = (Recording::read(old)?, Recording::read(new)?);
+        Ok(Self::of(&old, &new, &tickets))
+    }
+
+    pub fn of(old: &Recording, new: &Recording, tickets: &[Ticket]) -> Self {
+        let (old_runs, new_runs) = (facts_by_run(old), facts_by_run(new));
+        let keys: std::collections::BTreeSet<&(String, usize)> =
+            old_runs.keys().chain(new_runs.keys()).collect();
+        let compared = keys
+            .into_iter()
+            .map(|key| {
+                let (old, new) = (old_runs.get(key).cloned(), new_runs.get(key).cloned());
+                TicketComparison {
+                    ticket: key.0.clone(),
+                    run: key.1,
+                    changes: changes(old.as_ref(), new.as_ref()),
+                    old,
+                    new,
+                }
+            })
+            .collect();
+        Self {
+            old: summary_of(old, tickets),
+            new: summary_of(new, tickets),
+            tickets: compared,
+        }
+    }
+
+    /// The runs that differ.
+    pub fn changed(&self) -> impl Iterator<Item = &TicketComparison> {
+        self.tickets.iter().filter(|t| !t.changes.is_empty())
+    }
+
+    /// The figures side by side, then one line per run that changed.
+    pub fn to_text(&self) -> String {
+        let mut out = String::from("figure                                      old        new\n");
+        for (name, old, new) in figures(&self.old, &self.new) {
+            out.push_str(&format!("{name:<44}{old:<11}{new}\n"));
+        }
+        let changed: Vec<&TicketComparison> = self.changed().collect();
+        out.push_str(&format!(
+            "\nruns that changed: {} of {}\n",
+            changed.len(),
+            self.tickets.len()
+        ));
+        for ticket in changed {
+            let run = if ticket.run > 1 {
+                format!(" (run {})", ticket.run)
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "{}{run}: {}\n",
+                ticket.ticket,
+                ticket.changes.join("; ")
+            ));
+        }
+        out
+    }
+}
+
+fn summary_of(recording: &Recording, tickets: &[Ticket]) -> Summary {
+    let allow = recording
+        .manifests
+        .first()
+        .map(|m| m.host.allow.clone())
+        .unwrap_or_default();
+    Summary::from_events(&recording.events, tickets, &allow)
+}
+
+/// How one figure is read from a summary.
+type Figure = fn(&Summary) -> String;
+
+/// Each figure of the two summaries, as a name and the two values.
+pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, String)> {
+    let pairs: [(&str, Figure); 16] = [
+        ("tickets worked", |s| s.tickets_worked.to_string()),
+        ("model calls", |s| s.model_calls.to_string()),
+        ("tool calls", |s| s.tool_calls.to_string()),
+        ("outcomes: result", |s| s.outcomes.result.to_string()),
+        ("outcomes: tool error", |s| {
+            s.outcomes.tool_error.to_string()
+        }),
+        ("outcomes: declined", |s| s.outcomes.declined.to_string()),
+        ("outcomes: failed", |s| s.outcomes.failed.to_string()),
+        ("first tool as tagged", |s| score(s.first_tool_as_tagged)),
+        ("stopped at the turn limit", |s| {
+            s.stopped_at_turn_limit.to_string()
+        }),
+        ("ended with a draft", |s| s.drafts.to_string()),
+        ("refunds issued", |s| s.refunds_issued.to_string()),
+        ("refund tickets that reached issue_refund", |s| {
+            score(s.refund_tickets_reaching_issue_refund)
+        }),
+        ("unbacked refund promises flagged", |s| {
+            s.unbacked_refund_promises.to_string()
+        }),
+        ("tickets flagged for a person", |s| {
+            s.flagged_for_person.to_string()
+        }),
+        ("consent questions", |s| s.consent_questions.to_string()),
+        ("input requests", |s| s.input_requests.to_string()),
+    ];
+    pairs
+        .iter()
+        .map(|(name, get)| (*name, get(old), get(new)))
+        .collect()
+}
+
+fn score(s: crate::host::summary::Score) -> String {
+    format!("{} of {}", s.right, s.of)
+}
+
+/// Every run's facts, by ticket and the run's order within the ticket.
+fn facts_by_run(recording: &Recording) -> BTreeMap<(String, usize), RunFacts> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut facts = BTreeMap::new();
+    for (ticket, events) in recording.runs() {
+        let run = seen.entry(ticket).or_default();
+        *run += 1;
+        facts.insert((ticket.to_owned(), *run), RunFacts::of(&events));
+    }
+    facts
+}
+
+impl RunFacts {
+    fn of(events: &[&Event]) -> Self {
+        let mut facts = RunFacts {
+            first_tool: None,
+            model_calls: 0,
+            outcomes: vec![],
+            consent_questions: 0,
+            refunds_issued: 0,
+            draft: false,
+            findings: vec![],
+            stopped_at_turn_limit: false,
+        };
+        for event in events {
+            match event {
+                Event::ToolCall { tool, .. } => {
+                    facts.first_tool.get_or_insert_with(|| tool.clone());
+                }
+                Event::Outcome { tool, outcome, .. } => {
+                    facts.outcomes.push((tool.clone(), *outcome));
+                    if *outcome == Outcome::Result && tool.ends_with("issue_refund") {
+                        facts.refunds_issued += 1;
+                    }
+                }
+                Event::Consent { .. } => facts.consent_questions += 1,
+                Event::Draft { findings, .. } => {
+                    facts.draft = true;
+                    facts.findings = findings.iter().map(check_name).collect();
+                }
+                Event::TicketDone {
+                    model_calls,
+                    stopped_at_turn_limit,
+                    ..
+                } => {
+                    facts.model_calls = *model_calls;
+                    facts.stopped_at_turn_limit = *stopped_at_turn_limit;
+                }
+                _ => {}
+            }
+        }
+        facts
+    }
+}
+
+/// A finding's check name, as the recording writes it (`refund_promised_without_refund`).
+fn check_name(finding: &crate::host::checks::Finding) -> String {
+    serde_json::to_value(finding)
+        .ok()
+        .and_then(|v| v.get("check").and_then(|c| c.as_str()).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// What differs between two runs of one ticket, in words.
+fn changes(old: Option<&RunFacts>, new: Option<&RunFacts>) -> Vec<String> {
+    let (old, new) = match (old, new) {
+        (Some(old), Some(new)) => (old, new),
+        (Some(_), None) => return vec!["only in the old recording".to_owned()],
+        (None, Some(_)) => return vec!["only in the new recording".to_owned()],
+        (None, None) => return vec![],
+    };
+    let mut out = Vec::new();
+    let mut differ = |what: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!("{what} {a} → {b}"));
+        }
+    };
+    let tool = |f: &RunFacts| f.first_tool.clone().unwrap_or_else(|| "none".to_owned());
+    differ("first tool", tool(old), tool(new));
+    differ("outcomes", outcomes(old), outcomes(new));
+    differ(
+        "consent questions",
+        old.consent_questions.to_string(),
+        new.consent_questions.to_string(),
+    );
+    differ(
+        "refunds",
+        old.refunds_issued.to_string(),
+        new.refunds_issued.to_string(),
+    );
+    let ending = |f: &RunFacts| {
+        if f.draft {
+            "a draft".to_owned()
+        } else if f.stopped_at_turn_limit {
+            "the turn limit".to_owned()
+        } else {
+            "no draft".to_owned()
+        }
+    };
+    differ("ended with", ending(old), ending(new));
+    let findings = |f: &RunFacts| {
+        if f.findings.is_empty() {
+            "none".to_owned()
+        } else {
+            f.findings.join(", ")
+        }
+    };
+    differ("findings", findings(old), findings(new));
+    out
+}
+
+fn outcomes(facts: &RunFacts) -> String {
+    if facts.outcomes.is_empty() {
+        return "none".to_owned();
+    }
+    facts
+        .outcomes
+        .iter()
+        .map(|(tool, outcome)| {
+            let tool = tool.split_once('.').map_or(tool.as_str(), |(_, t)| t);
+            format!("{tool}:{}", outcome.label())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `support-desk compare OLD NEW [--json]`: the comparison, as text or one JSON object.
+pub fn run(old: &Path, new: &Path, json: bool) -> anyhow::Result<String> {
+    let comparison = Comparison::read(old, new)?;
+    Ok(if json {
+        serde_json::to_string(&comparison)?
+    } else {
+        comparison.to_text()
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+use serde_json::Map;
+
+use super::*;
+use crate::host::checks::Finding;
+use crate::model::chat::Reply;
+
+fn started(ticket: &str) -> Event {
+    Event::TicketStarted {
+        ticket: ticket.into(),
+        tools: vec![],
+        attached: vec![],
+        request: None,
+    }
+}
+
+fn model_call(ticket: &str, turn: u32) -> Event {
+    Event::ModelCall {
+        ticket: ticket.into(),
+        turn,
+        messages_hash: String::new(),
+        reply: Reply::Words {
+            content: String::new(),
+        },
+        seconds: 1.0,
+        tool_list_chars: 0,
+        context_chars: 0,
+    }
+}
+
+fn call(ticket: &str, turn: u32, tool: &str, outcome: Outcome) -> Vec<Event> {
+    vec![
+        model_call(ticket, turn),
+        Event::ToolCall {
+            ticket: ticket.into(),
+            turn,
+            tool: tool.into(),
+            arguments: Map::new(),
+        },
+        Event::Outcome {
+            ticket: ticket.into(),
+            turn,
+            tool: tool.into(),
+            outcome,
+            text: String::new(),
+            truncated: false,
+        },
+    ]
+}
+
+fn done(ticket: &str, model_calls: u32, stopped: bool) -> Event {
+    Event::TicketDone {
+        ticket: ticket.into(),
+        model_calls,
+        stopped_at_turn_limit: stopped,
+        error: None,
+    }
+}
+
+fn draft(ticket: &str, findings: Vec<Finding>) -> Event {
+    Event::Draft {
+        ticket: ticket.into(),
+        text: "Hello".into(),
+        findings,
+    }
+}
+
+fn recording(events: Vec<Vec<Event>>) -> Recording {
+    Recording {
+        manifests: vec![],
+        events: events.into_iter().flatten().collect(),
+        truncated: false,
+    }
+}
+
+/// T-0001 stops at the limit after the same failing call, then (new) answers from a result;
+/// T-0002 is the same in both.
+fn pair() -> (Recording, Recording) {
+    let same = vec![
+        vec![started("T-0002")],
+        call("T-0002", 1, "shop.find_products", Outcome::Result),
+        vec![
+            model_call("T-0002", 2),
+            draft("T-0002", vec![]),
+            done("T-0002", 2, false),
+        ],
+    ];
+    let mut old = vec![vec![started("T-0001")]];
+    for turn in 1..=4 {
+        old.push(call(
+            "T-0001",
+            turn,
+            "shop.find_products",
+            Outcome::ToolError,
+        ));
+    }
+    old.push(vec![done("T-0001", 4, true)]);
+    old.extend(same.clone());
+    let new = vec![
+        vec![started("T-0001")],
+        call("T-0001", 1, "shop.get_order_status", Outcome::Result),
+        vec![
+            model_call("T-0001", 2),
+            draft("T-0001", vec![Finding::NoAnswer { words: "no".into() }]),
+            done("T-0001", 2, false),
+        ],
+    ];
+    let mut new = new;
+    new.extend(same);
+    (recording(old), recording(new))
+}
+
+#[test]
+fn each_ticket_is_lined_up_and_its_changes_named() {
+    let (old, new) = pair();
+    let comparison = Comparison::of(&old, &new, &[]);
+    assert_eq!(comparison.tickets.len(), 2);
+    let changed: Vec<&TicketComparison> = comparison.changed().collect();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(
+        changed[0].changes,
+        [
+            "first tool shop.find_products → shop.get_order_status",
+            "outcomes find_products:tool error find_products:tool error find_products:tool error find_products:tool error → get_order_status:result",
+            "ended with the turn limit → a draft",
+            "findings none → no_answer",
+        ]
+    );
+    let text = comparison.to_text();
+    assert!(text.contains("runs that changed: 1 of 2"), "{text}");
+    assert!(
+        text.contains("\nT-0001: first tool shop.find_products → shop.get_order_status; "),
+        "{text}"
+    );
+    assert!(
+        text.contains("stopped at the turn limit                   1          0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ended with a draft                          1          2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_run_in_one_recording_only_is_said_so_and_json_has_both_sides() {
+    let (old, _) = pair();
+    let comparison = Comparison::of(&old, &recording(vec![]), &[]);
+    assert!(
+        comparison
+            .tickets
+            .iter()
+            .all(|t| t.changes == ["only in the old recording"])
+    );
+    let json = serde_json::to_value(&comparison).expect("serialises");
+    assert_eq!(json["tickets"][0]["ticket"], "T-0001");
+    assert_eq!(json["tickets"][0]["old"]["stopped_at_turn_limit"], true);
+    assert!(json["tickets"][0]["new"].is_null());
+}
