@@ -83,9 +83,7 @@ impl SqliteStore {
         };
         // Several server processes may share one file (HTTP replicas, a restarted server).
         conn.busy_timeout(Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.execute_batch(SCHEMA)?;
+        prepare_file(&conn)?;
         conn.set_prepared_statement_cache_capacity(queries::STATEMENT_CACHE);
         let store = Self {
             conn: Mutex::new(conn),
@@ -339,5 +337,30 @@ impl SqliteStore {
                 .prepare_cached("SELECT count(*) FROM refunds WHERE quote_id = ?1")?
                 .query_row([quote_id], |r| r.get(0))?)
         })
+    }
+}
+
+/// WAL, foreign keys and the schema on a file other replicas may be opening at the same
+/// moment. Switching a new file to WAL can find it busy without SQLite waiting for the other
+/// opener (its busy timeout does not cover that lock), so a busy file is tried again for as
+/// long as the timeout would have waited.
+fn prepare_file(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let started = std::time::Instant::now();
+    loop {
+        let prepared = conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
+            .and_then(|()| conn.execute_batch(SCHEMA));
+        match prepared {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && started.elapsed() < Duration::from_secs(5) =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
     }
 }
