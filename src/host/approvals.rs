@@ -19,7 +19,6 @@ use super::events::HostEvent;
 use super::form;
 use super::servers::ServerConn;
 use crate::record::postgres::{Approval, NewApproval};
-use crate::record::store::Appended;
 use crate::recording::Event;
 
 impl Host {
@@ -50,7 +49,7 @@ impl Host {
             .ask_approval(&new)
             .await
             .map_err(|e| e.to_string())?;
-        self.announce(&appended);
+        self.announce(appended);
         self.approvals_changed().await;
         Ok(approval.id)
     }
@@ -152,7 +151,7 @@ impl Host {
             .answer_approval(&event)
             .await
             .map_err(|e| e.to_string())?;
-        self.announce(&appended);
+        self.announce(appended);
         self.approvals_changed().await;
         Ok(run)
     }
@@ -238,31 +237,9 @@ impl Host {
             .withdraw_approval(id, reason)
             .await
             .map_err(|e| e.to_string())?;
-        self.announce(&appended);
+        self.announce(appended);
         self.approvals_changed().await;
         Ok(())
-    }
-
-    /// Passes an event the record appended on the host's behalf to the recording and the
-    /// driver, as [`Host::report`] does for its own.
-    pub(super) fn announce(&self, appended: &Appended) {
-        let stored = &appended.stored;
-        if let Some(recorder) = &self.recorder
-            && let Err(e) = recorder.write(&stored.event)
-        {
-            tracing::error!(error = %e, "could not write to the recording");
-        }
-        if let (Some(ticket), Some(state)) = (stored.event.ticket(), &appended.state) {
-            let _ = self.events.send(HostEvent::Happened {
-                ticket: ticket.to_owned(),
-                entries: crate::record::transcript::entries_of(
-                    &stored.event,
-                    Some(&stored.by),
-                    Some(stored.at),
-                ),
-                state: Box::new(state.clone()),
-            });
-        }
     }
 }
 

@@ -319,20 +319,26 @@ impl Host {
     /// Refused when the ticket's state forbids the event (a sent ticket stays sent).
     pub(super) async fn report(&self, event: Event) -> Result<(), EngineError> {
         let appended = self.record.append(&event).await?;
+        self.announce(appended);
+        Ok(())
+    }
+
+    /// Passes an event the record has appended to the recording and the driver: every
+    /// happening is told once, as the record holds it.
+    pub(super) fn announce(&self, appended: crate::record::store::Appended) {
+        let stored = appended.stored;
         if let Some(recorder) = &self.recorder
-            && let Err(e) = recorder.write(&event)
+            && let Err(e) = recorder.write(&stored.event)
         {
             tracing::error!(error = %e, "could not write to the recording");
         }
-        if let (Some(ticket), Some(state)) = (event.ticket(), appended.state) {
-            let stored = &appended.stored;
+        if let (Some(ticket), Some(state)) = (stored.event.ticket(), appended.state) {
             let _ = self.events.send(HostEvent::Happened {
                 ticket: ticket.to_owned(),
-                entries: entries_of(&event, Some(&stored.by), Some(stored.at)),
+                entries: entries_of(&stored.event, Some(&stored.by), Some(stored.at)),
                 state: Box::new(state),
             });
         }
-        Ok(())
     }
 
     /// Records an event of a run under way; a failure is logged, and the run goes on (its
