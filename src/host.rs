@@ -8,6 +8,7 @@ pub mod calls;
 pub mod checks;
 pub mod consent;
 mod continuation;
+mod conversation;
 pub mod core;
 mod elicitation;
 pub mod events;

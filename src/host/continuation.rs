@@ -3,8 +3,8 @@
 //! them), the lead's answer is the stopped call's outcome, and the model is asked next. The
 //! tool is never called again for it: its effect, if any, is the one the lead's desk made.
 
+use super::conversation::Conversation;
 use super::core::Host;
-use super::ticket_loop::Conversation;
 use crate::model::chat::{Reply, ToolCall};
 use crate::record::Lifecycle;
 use crate::record::store::Stored;

@@ -10,18 +10,18 @@ use tokio::sync::Semaphore;
 
 use super::consent::Consent;
 use super::continuation::Continued;
+use super::conversation::{Called, Conversation};
 use super::core::{Host, TicketRun};
 use super::names::ToolName;
 use super::servers::ServerConn;
 use super::tools::Offered;
 use crate::host::api::{Outcome, PersonPrompt};
 use crate::host::calls::{self, CallPlan};
-use crate::host::checks::{self, CallFact};
+use crate::host::checks;
 use crate::host::events::HostEvent;
 use crate::host::prompt;
 use crate::host::{provenance, schema};
-use crate::model::chat::ToolSpec;
-use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, tool_response_block};
+use crate::model::chat::{ChatRequest, Message, Reply, ToolCall};
 use crate::recording::Event;
 use crate::tickets::Ticket;
 
@@ -583,132 +583,6 @@ impl Host {
         }
         run
     }
-}
-
-/// One ticket's conversation as the model sees it, and what the host keeps beside it.
-pub(super) struct Conversation {
-    messages: Vec<Message>,
-    /// The tools of this ticket, for routing and the system prompt.
-    specs: Vec<ToolSpec>,
-    /// The tools the next request offers: all of them, and none on the last turn.
-    offered: Vec<ToolSpec>,
-    tool_list_chars: usize,
-    context_chars: usize,
-    /// The customer's subject and body, for the draft's checks.
-    ticket_text: String,
-    /// The customer's text with the customer ID the desk knows: where an argument may come
-    /// from besides a tool result.
-    customer_text: String,
-    /// Every call of this run with its outcome: the draft is checked against it.
-    facts: Vec<CallFact>,
-    /// The approval the run stopped for, when a lead's form went to the leads.
-    parked: Option<i64>,
-}
-
-impl Conversation {
-    /// The model's call, as it asked for it.
-    pub(super) fn push_call(&mut self, call: &ToolCall, content: String) {
-        self.messages.push(Message::Assistant {
-            content,
-            tool_call: Some(call.clone()),
-        });
-    }
-
-    /// A call's outcome, kept for the draft's checks and back to the model, told that only
-    /// this call was run when the reply held `dropped` more.
-    pub(super) fn push_outcome(
-        &mut self,
-        call: &ToolCall,
-        turn: u32,
-        (tool, outcome): (&str, Outcome),
-        text: String,
-        dropped: usize,
-    ) {
-        let mut told = text.clone();
-        if dropped > 0 {
-            told.push_str(&format!(
-                "\n(Your reply held {dropped} more tool call(s) after this one; only this first one was run. Make one call per reply.)"
-            ));
-        }
-        self.messages.push(Message::Tool {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            content: tool_response_block(tool, outcome.label(), &told),
-        });
-        self.facts.push(CallFact {
-            tool: tool.to_owned(),
-            turn,
-            outcome,
-            arguments: call.arguments.clone(),
-            result: text,
-        });
-    }
-
-    /// An answer that could not be used, and what the model is told about it.
-    pub(super) fn push_unusable(&mut self, raw: String, problem: &str) {
-        self.messages.push(Message::Assistant {
-            content: raw,
-            tool_call: None,
-        });
-        self.messages.push(Message::User {
-            content: tool_response_block(
-                "",
-                Outcome::Failed.label(),
-                &format!("Your last answer could not be used: {problem}. Write one tool call as <tool_call>{{\"name\": <tool name>, \"arguments\": {{…}}}}</tool_call>, or the reply to the customer in plain words."),
-            ),
-        });
-    }
-}
-
-/// How a call ended, for the loop: the outcome, the text for the model, the tool's canonical
-/// name, and the approval it stopped for, if a lead's form went to the leads.
-pub(super) struct Called {
-    outcome: Outcome,
-    text: String,
-    tool: String,
-    parked: Option<i64>,
-}
-
-impl Called {
-    fn new(outcome: Outcome, text: String, tool: String) -> Self {
-        Self {
-            outcome,
-            text,
-            tool,
-            parked: None,
-        }
-    }
-}
-
-impl Conversation {
-    /// The last model call of the ticket: no tools are offered, and the model is told to write
-    /// its reply (a call now could not be run, as nothing would read its result).
-    fn last_turn(&mut self) {
-        self.offered.clear();
-        self.messages.push(Message::User {
-            content: prompt::LAST_TURN.to_owned(),
-        });
-    }
-
-    /// The words for the model when `call` is exactly a call that already failed in this
-    /// ticket (same tool, same arguments): it is not run again.
-    fn repeats_a_failure(&self, canonical: &str, call: &ToolCall) -> Option<String> {
-        let earlier = self.facts.iter().find(|fact| {
-            fact.outcome != Outcome::Result
-                && fact.tool == canonical
-                && fact.arguments == call.arguments
-        })?;
-        Some(format!(
-            "not run again: this exact call already came back \"{}\" on turn {} ({}). Change the arguments, use another tool, or write the reply to the customer with what you know.",
-            earlier.outcome.label(),
-            earlier.turn,
-            provenance::cut(first_line(&earlier.result), 200)
-        ))
-    }
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
 }
 
 /// 1 for a ticket a queue's task worked, 0 for one it left alone or whose task failed.
