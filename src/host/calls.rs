@@ -367,6 +367,16 @@ fn protocol_error(
         );
     }
     match error {
+        // The desk cut an answer over its size limit short (see `oversize`).
+        ServiceError::McpError(e) if e.code.0 == super::oversize::TOO_LARGE_CODE => {
+            CallRun::failed(
+                format!(
+                    "{}: {}. Ask for less (a narrower query, one item at a time), and check the call's effect before making a change again",
+                    conn.prefix, e.message
+                ),
+                exchanges,
+            )
+        }
         // The server refused the request itself (unknown tool, bad parameters): the model can act on that.
         ServiceError::McpError(e) => CallRun {
             outcome: Outcome::ToolError,

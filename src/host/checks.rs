@@ -43,7 +43,8 @@ pub enum Finding {
     /// The reply holds what a customer must never read: a placeholder, a tool name, JSON or
     /// the host's markup.
     NotForCustomer { kind: String, words: String },
-    /// The reply refuses the customer, or is empty.
+    /// The reply refuses the customer, says next to nothing (a greeting and the signature), or
+    /// is empty.
     NoAnswer { words: String },
     /// The reply mostly repeats the customer's own message.
     Echo { percent: u32 },
@@ -71,7 +72,7 @@ impl Finding {
                 "The reply is empty; write an answer to the customer.".to_owned()
             }
             Finding::NoAnswer { words } => format!(
-                "The reply refuses the customer (\"{words}\"); write an answer to what they asked."
+                "The reply does not answer the customer (\"{words}\"): it refuses, or says next to nothing; write an answer to what they asked."
             ),
             Finding::Echo { percent } => format!(
                 "The reply mostly repeats the customer's own message ({percent}% of it); write an answer to what they asked."
@@ -98,13 +99,14 @@ pub struct Checked {
 mod claims;
 
 /// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body;
-/// `tools` the ticket's tools as `prefix.tool`. Each kind of finding can arise once per phrase
-/// or amount, so none repeats.
+/// `tools` the ticket's tools as `prefix.tool`; `signature` the desk's sign-off. Each kind of
+/// finding can arise once per phrase or amount, so none repeats.
 pub fn check_reply(
     draft: &str,
     calls: &[CallFact],
     ticket_text: &str,
     tools: &[String],
+    signature: &str,
 ) -> Checked {
     let text = strip_handles(draft);
     let mut findings = vec![];
@@ -148,7 +150,7 @@ pub fn check_reply(
             amount: amount.to_string(),
         });
     }
-    findings.extend(claims::check(&text, calls, ticket_text, tools));
+    findings.extend(claims::check(&text, calls, ticket_text, tools, signature));
     Checked { text, findings }
 }
 

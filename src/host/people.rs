@@ -66,7 +66,13 @@ impl Host {
             .canonical()
             .map(ToString::to_string)
             .collect();
-        Ok(checks::check_reply(text, &facts, &ticket_text, &tools))
+        Ok(checks::check_reply(
+            text,
+            &facts,
+            &ticket_text,
+            &tools,
+            self.config.desk.signature(),
+        ))
     }
 
     /// A person's edit of a ticket's reply, checked and recorded (holding the ticket's claim

@@ -245,7 +245,7 @@ async fn manifest(
             sha256: notes.get("model_sha256").cloned(),
             runtime: notes.get("runtime").cloned(),
         },
-        prompt_hash: super::prompt::prompt_hash(),
+        prompt_hash: super::prompt::prompt_hash(&config.desk),
         host: HostSettings {
             model_calls_per_ticket: config.limits.model_calls_per_ticket,
             request_timeout_secs: config.limits.request_timeout_secs,

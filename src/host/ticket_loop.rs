@@ -12,6 +12,7 @@ use super::consent::Consent;
 use super::continuation::Continued;
 use super::conversation::{Called, Conversation};
 use super::core::{Host, TicketRun};
+use super::identifiers::Identifier;
 use super::names::ToolName;
 use super::servers::ServerConn;
 use super::tools::Offered;
@@ -190,11 +191,17 @@ impl Host {
         let extra = self.extra.lock().await.get(&ticket.ticket_id).cloned();
         attached.extend(extra.unwrap_or_default());
         let limit = self.config.limits.model_calls_per_ticket;
-        let system = prompt::system_prompt(&specs, &attached, limit);
+        let desk = &self.config.desk;
+        let system = prompt::system_prompt(&specs, &attached, limit, desk.signature());
+        let identifiers = Identifier::compile(&desk.identifiers);
+        let triage = prompt::Triage {
+            first_tool: &desk.first_tool,
+            identifiers: &identifiers,
+        };
         let mut messages = vec![
             Message::System { content: system },
             Message::User {
-                content: prompt::ticket_message(ticket, self.config.desk.signature()),
+                content: prompt::ticket_message(ticket, &triage, &specs),
             },
         ];
         if let Some(extra) = extra_prompt {
@@ -345,6 +352,7 @@ impl Host {
                 &conversation.facts,
                 &conversation.ticket_text,
                 &tools,
+                self.config.desk.signature(),
             );
             run.findings = checked.findings.clone();
             run.draft = Some(checked.text.clone());

@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
+use super::child::ChildTransport;
+use super::oversize::SizeGuarded;
 use super::servers::{ConnectError, ServerConn};
 use crate::auth::{SigningClient, Target};
 use crate::config::{Transport, resolve_value};
@@ -36,14 +37,12 @@ impl ServerConn {
                     PathBuf::from(command)
                 };
                 let mut cmd = tokio::process::Command::new(program);
-                cmd.args(&args).kill_on_drop(true);
+                cmd.args(&args);
                 for (key, value) in env {
                     cmd.env(key, resolve_value(&value).map_err(failed)?);
                 }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| failed(e.to_string()))?;
+                let (transport, stderr) =
+                    ChildTransport::spawn(cmd).map_err(|e| failed(e.to_string()))?;
                 if let Some(stderr) = stderr {
                     let prefix = self.prefix.clone();
                     // A child's stderr goes to the log, never to the terminal.
@@ -94,7 +93,8 @@ impl ServerConn {
                 // sign-in, and the person's grant lives in the data directory.
                 let Some(data_dir) = self.data_dir.as_deref().filter(|_| !static_token) else {
                     return Ok(Opened::Http(StreamableHttpClientTransport::with_client(
-                        client, config,
+                        SizeGuarded(client),
+                        config,
                     )));
                 };
                 let target = self.sign_in_target(data_dir, &url).map_err(failed)?;
@@ -102,7 +102,8 @@ impl ServerConn {
                     .await
                     .map_err(|e| failed(e.to_string()))?;
                 Ok(Opened::Signed(StreamableHttpClientTransport::with_client(
-                    signing, config,
+                    SizeGuarded(signing),
+                    config,
                 )))
             }
         }
@@ -138,11 +139,11 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls
 }
 
 pub(super) enum Opened {
-    Child(TokioChildProcess),
+    Child(ChildTransport),
     Duplex(tokio::io::DuplexStream),
-    Http(StreamableHttpClientTransport<reqwest::Client>),
+    Http(StreamableHttpClientTransport<SizeGuarded<reqwest::Client>>),
     /// HTTP that signs in with OAuth when the server asks.
-    Signed(StreamableHttpClientTransport<SigningClient>),
+    Signed(StreamableHttpClientTransport<SizeGuarded<SigningClient>>),
 }
 
 impl ServerConn {

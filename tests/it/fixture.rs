@@ -146,6 +146,14 @@ impl Fixture {
         "x".repeat(5 * 1024 * 1024)
     }
 
+    #[tool(
+        description = "Answers with more than any client takes in one message.",
+        annotations(read_only_hint = true)
+    )]
+    async fn enormous(&self) -> String {
+        "x".repeat(20 * 1024 * 1024)
+    }
+
     #[tool(description = "Sends the person to a page.")]
     async fn visit_link(
         &self,

@@ -688,8 +688,9 @@ async fn a_huge_result_is_capped_and_marked_truncated() {
     let text = &h.outcome_texts().await[0];
     assert!(
         text.len() < 70_000 && text.ends_with("more bytes]"),
-        "{}",
-        text.len()
+        "{} bytes: {}",
+        text.len(),
+        &text[..text.len().min(200)]
     );
     let truncated = h.host.events().await.iter().any(|e| {
         matches!(
@@ -701,6 +702,41 @@ async fn a_huge_result_is_capped_and_marked_truncated() {
         )
     });
     assert!(truncated);
+}
+
+#[tokio::test]
+async fn an_answer_over_the_desks_limit_is_reported_as_too_large_at_once() {
+    let mut setup = fixture_setup(
+        scripted(vec![
+            call("fix__enormous", json!({})),
+            call("fix__echo_meta", json!({})),
+            words("Done."),
+        ]),
+        Box::new(|_| FormAnswer::Cancel),
+    );
+    // Twenty megabytes take a while on a busy machine; the point is the answer, not the clock.
+    setup.tweak = Box::new(|config, _| config.limits.request_timeout_secs = 120);
+    let h = harness(setup).await;
+    h.work("T-0001").await;
+    let texts = h.outcome_texts().await;
+    assert!(
+        texts[0].starts_with("fix: too large: the answer was over the 16.0 MiB"),
+        "{}",
+        texts[0]
+    );
+    assert!(texts[0].contains("Ask for less"), "{}", texts[0]);
+    let outcomes: Vec<Outcome> = h
+        .host
+        .events()
+        .await
+        .iter()
+        .filter_map(|e| match e {
+            Event::Outcome { outcome, .. } => Some(*outcome),
+            _ => None,
+        })
+        .collect();
+    // The connection goes on: the next call on it is answered.
+    assert_eq!(outcomes, [Outcome::Failed, Outcome::Result], "{texts:?}");
 }
 
 /// Kills the shop's child process (found by its database path on the command line) with

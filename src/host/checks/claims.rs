@@ -6,12 +6,14 @@
 use super::{CallFact, Finding, find_phrase};
 use crate::host::api::Outcome;
 
-/// Every finding of these kinds in `text` (the reply with handles stripped).
+/// Every finding of these kinds in `text` (the reply with handles stripped). `signature` is the
+/// desk's own sign-off, which answers nothing by itself.
 pub(super) fn check(
     text: &str,
     calls: &[CallFact],
     ticket_text: &str,
     tools: &[String],
+    signature: &str,
 ) -> Vec<Finding> {
     if text.trim().is_empty() {
         return vec![Finding::NoAnswer {
@@ -52,7 +54,7 @@ pub(super) fn check(
         }
     }
     found.extend(not_for_customer(text, tools));
-    if let Some(words) = refusal(text).or_else(|| too_short(text)) {
+    if let Some(words) = refusal(text).or_else(|| too_short(text, signature)) {
         found.push(Finding::NoAnswer { words });
     }
     if let Some(percent) = echo_percent(text, ticket_text) {
@@ -209,7 +211,26 @@ fn not_for_customer(text: &str, tools: &[String]) -> Vec<Finding> {
     if let Some(tag) = markup.iter().find(|m| lower.contains(*m)) {
         push("the host's markup", (*tag).to_owned());
     }
+    if lower.contains("```") {
+        push("a code block", "```".to_owned());
+    }
+    if let Some(words) = third_person(&lower) {
+        push("words about the customer instead of to them", words);
+    }
     found
+}
+
+/// "The customer is asking…": a reply that speaks of the customer, not to them.
+fn third_person(lower: &str) -> Option<String> {
+    ["the customer", "the user"].into_iter().find_map(|words| {
+        lower.match_indices(words).find_map(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + words.len()..].chars().next();
+            let whole = !before.is_some_and(char::is_alphanumeric)
+                && !after.is_some_and(|c| c.is_alphanumeric() && c != 's');
+            whole.then(|| words.to_owned())
+        })
+    })
 }
 
 /// `[Your Name]`, `[insert date]`, `{name}`, `<Customer Name>`: a blank meant to be filled in.
@@ -259,6 +280,12 @@ const REFUSALS: &[&str] = &[
     "can't help you with that",
     "cannot help you with that",
     "not able to assist",
+    "unable to help",
+    "not able to help",
+    "don't have enough information",
+    "do not have enough information",
+    "don't have access to",
+    "do not have access to",
     "as an ai",
 ];
 
@@ -275,9 +302,20 @@ fn refusal(text: &str) -> Option<String> {
     text.get(start..end).map(|s| s.trim().to_owned())
 }
 
-/// A reply of a few words (a signature, "Thanks!") answers nothing.
-fn too_short(text: &str) -> Option<String> {
-    let words = text.split_whitespace().count();
+/// A reply of a few words ("Thanks!", a greeting and the desk's signature) answers nothing.
+/// Only words with a letter or a digit count, and the signature's words do not.
+fn too_short(text: &str, signature: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let signature = signature.trim().to_lowercase();
+    let unsigned = if signature.is_empty() {
+        lower
+    } else {
+        lower.replace(&signature, " ")
+    };
+    let words = unsigned
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count();
     (words < 6).then(|| text.trim().to_owned())
 }
 

@@ -32,12 +32,15 @@ const TOOLS: [&str; 3] = [
     "partner.track_parcel",
 ];
 
+const SIGNATURE: &str = "The Fernbrook Kitchen & Garden support team";
+
 fn findings(draft: &str, calls: &[CallFact]) -> Vec<Finding> {
     check_reply(
         draft,
         calls,
         "The mug arrived broken, I paid 24,90€. Can I get a refund?",
         &TOOLS.map(String::from),
+        SIGNATURE,
     )
     .findings
 }
@@ -100,6 +103,7 @@ fn the_same_reply_after_a_released_refund_passes_with_its_quote_id_stripped() {
         &calls,
         "",
         &[],
+        SIGNATURE,
     );
     let text = "Your refund of €24.90 (quote) has been issued.".to_owned();
     assert_eq!(
@@ -374,6 +378,7 @@ fn odd_text_is_checked_without_panicking() {
             &[call("shop.issue_refund", Outcome::Failed, text)],
             text,
             &[text.to_owned()],
+            text,
         );
     }
 }
@@ -463,6 +468,16 @@ fn text_not_for_a_customer_is_flagged() {
             "the host's markup",
             "<tool_response",
         ),
+        (
+            "```\nDear Felix, your order is on its way to you.\n```",
+            "a code block",
+            "```",
+        ),
+        (
+            "The customer is asking about the status of their order O-2318, which we are checking.",
+            "words about the customer instead of to them",
+            "the customer",
+        ),
     ];
     for (text, kind, words) in cases {
         let found = findings(text, &[]);
@@ -487,12 +502,34 @@ fn a_refusal_an_empty_reply_and_an_echo_are_flagged() {
             words: String::new()
         }]
     );
+    for unanswered in [
+        "The Fernbrook Kitchen & Garden support team",
+        "```\nThe Fernbrook Kitchen & Garden support team\n```",
+        "Dear Felix Wagner,\n\nBest regards,\nThe Fernbrook Kitchen & Garden support team",
+    ] {
+        assert_eq!(
+            findings(unanswered, &[])
+                .iter()
+                .filter(|f| matches!(f, Finding::NoAnswer { .. }))
+                .count(),
+            1,
+            "{unanswered}"
+        );
+    }
+    let not_enough = "I'm sorry, but I don't have enough information to help you with your order.";
+    assert_eq!(
+        findings(not_enough, &[]),
+        [Finding::NoAnswer {
+            words: not_enough.into()
+        }]
+    );
     let ticket = "hi, i ordered a garden hose and a trowel about a week ago, order 2318. still nothing here and i havent seen any email from you";
     let echo = check_reply(
         "Hi, I ordered a garden hose and a trowel about a week ago, order 2318. Still nothing here.",
         &[],
         ticket,
         &[],
+        SIGNATURE,
     );
     assert!(
         matches!(echo.findings.as_slice(), [Finding::Echo { percent }] if *percent >= 60),
@@ -560,7 +597,14 @@ fn honest_replies() -> Vec<(&'static str, Vec<CallFact>)> {
 fn honest_replies_draw_no_finding() {
     let mut false_flags = Vec::new();
     for (reply, calls) in honest_replies() {
-        let found = check_reply(reply, &calls, "my order", &TOOLS.map(String::from)).findings;
+        let found = check_reply(
+            reply,
+            &calls,
+            "my order",
+            &TOOLS.map(String::from),
+            SIGNATURE,
+        )
+        .findings;
         if !found.is_empty() {
             false_flags.push((reply, found));
         }
