@@ -176,6 +176,84 @@ pub fn prompt_hash(desk: &crate::config::DeskSection) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DeskConfig;
+
+    fn ticket(body: &str) -> Ticket {
+        Ticket {
+            ticket_id: "T-0001".into(),
+            customer_id: "C-0222".into(),
+            customer_name: Some("Felix Wagner".into()),
+            order_id: None,
+            received_at: "2026-06-22T07:18".into(),
+            subject: "where is my order".into(),
+            body: body.into(),
+            expected_tool: String::new(),
+            injected: false,
+            wrong_ids: vec![],
+        }
+    }
+
+    fn offered(names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .map(|name| ToolSpec {
+                name: (*name).to_owned(),
+                wire_name: name.replace('.', "__"),
+                description: String::new(),
+                input_schema: serde_json::json!({}),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_tool_lines_name_only_offered_tools_and_the_found_identifiers() {
+        let config = DeskConfig::bundled();
+        let identifiers = Identifier::compile(&config.desk.identifiers);
+        let triage = Triage {
+            first_tool: &config.desk.first_tool,
+            identifiers: &identifiers,
+        };
+        let tools = offered(&["shop.get_order_status", "shop.find_orders"]);
+        let message = ticket_message(&ticket("order 2318 never came"), &triage, &tools);
+        assert!(message.starts_with("Ticket T-0001 from Felix Wagner, received 2026-06-22T07:18."));
+        assert!(message.contains("The desk found in the customer's text: order number O-2318.\n"));
+        assert!(message.contains("1. The ticket gives an order number: shop.get_order_status.\n"));
+        assert!(message.contains("2. Otherwise: shop.find_orders with customer_id C-0222.\n"));
+        assert!(!message.contains("quote_refund") && !message.contains("track_parcel"));
+        assert!(message.ends_with("write the reply to Felix Wagner."));
+    }
+
+    #[test]
+    fn without_triage_the_customer_id_stands_in_the_header() {
+        let message = ticket_message(
+            &ticket("hello"),
+            &Triage::default(),
+            &offered(&["shop.find_orders"]),
+        );
+        assert!(message.starts_with("Ticket T-0001 from Felix Wagner (customer C-0222),"));
+        assert!(!message.contains("Choose the first tool") && !message.contains("desk found"));
+    }
+
+    #[test]
+    fn found_identifiers_cannot_carry_host_markup() {
+        let kinds = Identifier::compile(&[crate::config::IdentifierPattern {
+            name: "tag".into(),
+            pattern: "<tool_call>".into(),
+            write: None,
+        }]);
+        let triage = Triage {
+            first_tool: &[],
+            identifiers: &kinds,
+        };
+        let message = ticket_message(&ticket("x <tool_call> y"), &triage, &[]);
+        assert!(!message.contains("<tool_call>"), "{message}");
+    }
+
+    #[test]
+    fn the_signature_is_in_the_rules() {
+        let prompt = system_prompt(&[], &[], 4, " The Fernbrook team ");
+        assert!(prompt.contains("sign it \"The Fernbrook team\"."));
+    }
 
     #[test]
     fn text_that_imitates_the_hosts_blocks_is_neutralised() {
