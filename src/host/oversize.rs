@@ -48,10 +48,10 @@ const EDGE: usize = 1024;
 pub struct Guarded<R> {
     inner: R,
     max: usize,
-    /// Bytes read from `inner` and not yet looked at.
+    /// Bytes read from `inner` behind a cut, not yet looked at.
     input: Vec<u8>,
     input_at: usize,
-    /// Bytes ready for the caller, in order.
+    /// Bytes ready for the caller, in order, once a line has been cut.
     output: Vec<u8>,
     output_at: usize,
     /// The current line: its length so far, its first bytes, and (once cut) its last bytes.
@@ -77,11 +77,43 @@ impl<R: AsyncRead + Unpin> Guarded<R> {
         }
     }
 
-    /// Moves the unread input to the output, cutting where a line grows too long.
+    /// Follows the lines in bytes just read, which go to the caller as they are; `Some(at)`
+    /// when a line grows too long at `at`, where the cut starts.
+    fn scan(&mut self, bytes: &[u8]) -> Option<usize> {
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            let newline = memchr::memchr(b'\n', rest);
+            let content = newline.unwrap_or(rest.len());
+            let room = self.max - self.line_len;
+            if content > room {
+                keep_first(&mut self.head, &rest[..room]);
+                self.line_len += room;
+                self.cutting = true;
+                return Some(at + room);
+            }
+            match newline {
+                Some(n) => {
+                    self.line_len = 0;
+                    self.head.clear();
+                    at += n + 1;
+                }
+                None => {
+                    // The line goes on in the next read: keep its start, for its ID.
+                    keep_first(&mut self.head, rest);
+                    self.line_len += content;
+                    at += content;
+                }
+            }
+        }
+        None
+    }
+
+    /// Moves the input behind a cut to the output, cutting again where a line grows too long.
     fn process(&mut self) {
         while self.input_at < self.input.len() {
             let rest = &self.input[self.input_at..];
-            let newline = memchr(rest);
+            let newline = memchr::memchr(b'\n', rest);
             let content = newline.unwrap_or(rest.len());
             if self.cutting {
                 keep_last(&mut self.tail, &rest[..content]);
@@ -168,20 +200,31 @@ impl<R: AsyncRead + Unpin> AsyncRead for Guarded<R> {
                 }
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; 64 * 1024];
-            let mut read = ReadBuf::new(&mut chunk);
-            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
-            if read.filled().is_empty() {
+            if this.input_at < this.input.len() {
+                this.process();
+                continue;
+            }
+            // Every message but a cut one is read straight into the caller's buffer.
+            let before = buf.filled().len();
+            ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+            if buf.filled().len() == before {
                 return Poll::Ready(Ok(()));
             }
-            this.input.extend_from_slice(read.filled());
-            this.process();
+            let cut_at = if this.cutting {
+                Some(0)
+            } else {
+                this.scan(&buf.filled()[before..])
+            };
+            let Some(at) = cut_at else {
+                return Poll::Ready(Ok(()));
+            };
+            this.input.extend_from_slice(&buf.filled()[before + at..]);
+            buf.set_filled(before + at);
+            if at > 0 {
+                return Poll::Ready(Ok(()));
+            }
         }
     }
-}
-
-fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|b| *b == b'\n')
 }
 
 fn keep_first(head: &mut Vec<u8>, bytes: &[u8]) {
