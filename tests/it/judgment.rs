@@ -124,12 +124,18 @@ async fn the_ticket_is_quoted_as_data_with_the_customers_name_and_the_desks_sign
     )
     .to_owned();
     assert!(
-        message.starts_with("Ticket T-9001 from Thomas Becker (customer C-0156)"),
+        message.starts_with("Ticket T-9001 from Thomas Becker, received"),
+        "{message}"
+    );
+    // The customer's ID reaches the model on the line that lists their orders.
+    assert!(
+        message.contains("shop.find_orders with customer_id C-0156."),
         "{message}"
     );
     assert!(
-        message.contains("sign it \"The Fernbrook Kitchen & Garden support team\""),
-        "{message}"
+        system_prompt(&h.model.requests()[0])
+            .contains("sign it \"The Fernbrook Kitchen & Garden support team\""),
+        "the signature is in the rules"
     );
     assert_eq!(message.matches("</ticket>").count(), 1, "{message}");
     assert!(
