@@ -53,7 +53,7 @@ impl ServerConn {
                         }
                     });
                 }
-                Ok(Opened::Child(transport))
+                Ok(Opened::Child(Box::new(transport)))
             }
             Transport::InProcess(name) => {
                 Ok(Opened::Duplex(self.builtins.open(&name).map_err(failed)?))
@@ -139,7 +139,7 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls
 }
 
 pub(super) enum Opened {
-    Child(ChildTransport),
+    Child(Box<ChildTransport>),
     Duplex(tokio::io::DuplexStream),
     Http(StreamableHttpClientTransport<SizeGuarded<reqwest::Client>>),
     /// HTTP that signs in with OAuth when the server asks.
