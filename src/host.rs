@@ -23,6 +23,7 @@ mod resources;
 pub mod schema;
 pub mod servers;
 mod sign_in;
+mod stdio;
 pub mod summary;
 pub mod suspicious;
 pub mod task;

@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
 use super::servers::{ConnectError, ServerConn};
+use super::stdio::ChildStdio;
 use crate::auth::{SigningClient, Target};
 use crate::config::{Transport, resolve_value};
 use crate::tls;
@@ -40,10 +41,13 @@ impl ServerConn {
                 for (key, value) in env {
                     cmd.env(key, resolve_value(&value).map_err(failed)?);
                 }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| failed(e.to_string()))?;
+                cmd.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = cmd.spawn().map_err(|e| failed(e.to_string()))?;
+                let stderr = child.stderr.take();
+                let transport = ChildStdio::new(child)
+                    .ok_or_else(|| failed("its stdin or stdout is not a pipe".to_owned()))?;
                 if let Some(stderr) = stderr {
                     let prefix = self.prefix.clone();
                     // A child's stderr goes to the log, never to the terminal.
@@ -138,7 +142,7 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls
 }
 
 pub(super) enum Opened {
-    Child(TokioChildProcess),
+    Child(ChildStdio),
     Duplex(tokio::io::DuplexStream),
     Http(StreamableHttpClientTransport<reqwest::Client>),
     /// HTTP that signs in with OAuth when the server asks.
