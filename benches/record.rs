@@ -70,6 +70,11 @@ fn micros(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1000.0
 }
 
+/// The WAL beside the record, in KiB (0 when there is none).
+fn wal_kib(dir: &std::path::Path) -> u64 {
+    std::fs::metadata(dir.join("desk.sqlite3-wal")).map_or(0, |m| m.len() / 1024)
+}
+
 fn main() {
     let mut criterion = Criterion::default().sample_size(20).configure_from_args();
     let quick = std::env::args().any(|a| a == "--test" || a == "--list");
@@ -104,6 +109,7 @@ fn main() {
     let tickets = if quick { 10 } else { TIMED_TICKETS };
     let before = load_average();
     let mut spans = Vec::with_capacity(tickets * (1 + CALLS_PER_TICKET as usize));
+    let mut wal_max = 0;
     for t in 0..tickets {
         let ticket = format!("T-{t:05}");
         let mut events = vec![started(&ticket)];
@@ -113,8 +119,12 @@ fn main() {
             record.append(event).expect("append");
             spans.push(begun.elapsed());
         }
+        if t % 100 == 0 {
+            wal_max = wal_max.max(wal_kib(scratch.path()));
+        }
     }
     let after = load_average();
+    let wal_end = wal_kib(scratch.path());
     spans.sort();
     let p99 = nearest_rank(&spans, 0.99);
     println!("\n== record bench report ==");
@@ -130,5 +140,13 @@ fn main() {
         micros(spans[spans.len() - 1]),
         micros(p99) / micros(P99_GOAL),
         if p99 <= P99_GOAL { "met" } else { "MISSED" },
+    );
+    println!(
+        "  WAL file: at most {wal_max} KiB while appending (sampled every 100 tickets), {wal_end} KiB at the end"
+    );
+    drop(record);
+    println!(
+        "  WAL file once the record is closed: {} KiB",
+        wal_kib(scratch.path())
     );
 }

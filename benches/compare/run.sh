@@ -44,58 +44,22 @@ server="$scratch/support-desk"
 
 if [ "$mode" = profile ]; then
   # Each client once under perf (which follows the server it starts), then each process's
-  # samples sorted into what they were doing. Frame pointers are missing in places, so a
-  # sample counts under the first rule that any frame of its stack matches.
+  # samples sorted into what they were doing (benches/compare/profile.py: stacks unwound
+  # from DWARF, each sample under the innermost frame that names a category).
   profile_calls="${COMPARE_CALLS:-3000}"
-  for side in rust rust-current-thread floor python; do
+  for side in rust rust-current-thread rmcp-current-thread floor python; do
     db="$scratch/profile-$side.sqlite3"
     case $side in
       rust) cmd=(env COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
+      rmcp-current-thread) cmd=(env COMPARE_CLIENT=rmcp COMPARE_RUNTIME=current_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
       rust-current-thread) cmd=(env COMPARE_RUNTIME=current_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
       floor) cmd=(env COMPARE_CLIENT=floor COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
       python) cmd=(env COMPARE_CALLS="$profile_calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db") ;;
     esac
-    line="$(perf record -q -F 2000 -g -o "$scratch/$side.perf" -- "${cmd[@]}" 2>/dev/null)"
-    perf script -i "$scratch/$side.perf" -F comm,pid,tid,ip,sym 2>/dev/null > "$scratch/$side.stacks"
+    line="$(perf record -q -F 4000 --call-graph dwarf,32768 -o "$scratch/$side.perf" -- "${cmd[@]}" 2>/dev/null)"
+    perf script -i "$scratch/$side.perf" -F comm,pid,tid,ip,sym,dso 2>/dev/null > "$scratch/$side.stacks"
     echo "$side: $line"
-    "$venv/bin/python" - "$scratch/$side.stacks" "$line" <<'EOF'
-import collections, json, re, sys
-
-stacks, line = sys.argv[1], json.loads(sys.argv[2])
-samples, current = [], None
-for text in open(stacks):
-    if text and not text[0].isspace():
-        match = re.match(r"\s*(\S.*?)\s+(\d+)/(\d+)", text)
-        current = {"pid": int(match.group(2)), "frames": []}
-        samples.append(current)
-    elif text.strip():
-        parts = text.split(None, 1)
-        current["frames"].append(parts[1].strip() if len(parts) > 1 else "")
-rules = [
-    ("thread wake-ups and sleeps (futex, scheduler)", ("futex", "__schedule", "try_to_wake_up", "finish_task_switch")),
-    ("epoll and eventfd (I/O driver, wakers)", ("epoll", "eventfd")),
-    ("pipe reads and writes", ("ksys_read", "ksys_write", "vfs_read", "vfs_write")),
-    ("SQLite", ("sqlite3",)),
-    ("Python interpreter", ("_PyEval", "PyObject_", "_PyObject", "PyDict", "_PyFunction")),
-    ("JSON (serde_json)", ("serde_json",)),
-    ("malloc/free", ("malloc", "_int_free", "cfree", "realloc")),
-]
-for role in ("client", "server"):
-    pid = line[f"{role}_pid"]
-    mine = [s for s in samples if s["pid"] == pid]
-    counts = collections.Counter()
-    for sample in mine:
-        for name, needles in rules:
-            if any(n in frame for frame in sample["frames"] for n in needles):
-                counts[name] += 1
-                break
-        else:
-            counts["other (message handling, runtime, memmove)"] += 1
-    share = 100 * len(mine) / max(1, len(samples))
-    print(f"  {role} (pid {pid}): {share:.0f}% of the samples; {line[f'{role}_cpu_us_per_call']} us CPU per call")
-    for name, n in counts.most_common():
-        print(f"    {100 * n / max(1, len(mine)):5.1f}%  {name}")
-EOF
+    "$venv/bin/python" benches/compare/profile.py "$scratch/$side.stacks" "$line" "$scratch/compare_calls" "$server"
   done
   exit 0
 fi

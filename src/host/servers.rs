@@ -268,7 +268,7 @@ impl ServerConn {
     async fn start_directly(&self, info: ServerPeerInfo) -> Result<Live, ConnectError> {
         let service = match self.transport().await? {
             Opened::Child(t) => {
-                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), *t, Some(info))
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
             }
             Opened::Duplex(t) => {
                 serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
@@ -320,7 +320,7 @@ impl ServerConn {
     ) -> Result<Result<Service, rmcp::service::ClientInitializeError>, ConnectError> {
         let handler = self.handler.clone();
         Ok(match self.transport().await? {
-            Opened::Child(t) => handler.serve_with_lifecycle(*t, lifecycle).await,
+            Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Signed(t) => handler.serve_with_lifecycle(t, lifecycle).await,

@@ -4,15 +4,16 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::Arc;
 
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncBufReadExt;
 
-use super::child::ChildTransport;
 use super::oversize::SizeGuarded;
 use super::servers::{ConnectError, ServerConn};
+use super::stdio::ChildStdio;
 use crate::auth::{SigningClient, Target};
 use crate::config::{Transport, resolve_value};
 use crate::tls;
@@ -37,12 +38,17 @@ impl ServerConn {
                     PathBuf::from(command)
                 };
                 let mut cmd = tokio::process::Command::new(program);
-                cmd.args(&args);
+                cmd.args(&args).kill_on_drop(true);
                 for (key, value) in env {
                     cmd.env(key, resolve_value(&value).map_err(failed)?);
                 }
-                let (transport, stderr) =
-                    ChildTransport::spawn(cmd).map_err(|e| failed(e.to_string()))?;
+                cmd.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = cmd.spawn().map_err(|e| failed(e.to_string()))?;
+                let stderr = child.stderr.take();
+                let transport = ChildStdio::new(child)
+                    .ok_or_else(|| failed("its stdin or stdout is not a pipe".to_owned()))?;
                 if let Some(stderr) = stderr {
                     let prefix = self.prefix.clone();
                     // A child's stderr goes to the log, never to the terminal.
@@ -53,7 +59,7 @@ impl ServerConn {
                         }
                     });
                 }
-                Ok(Opened::Child(Box::new(transport)))
+                Ok(Opened::Child(transport))
             }
             Transport::InProcess(name) => {
                 Ok(Opened::Duplex(self.builtins.open(&name).map_err(failed)?))
@@ -139,7 +145,7 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls
 }
 
 pub(super) enum Opened {
-    Child(Box<ChildTransport>),
+    Child(ChildStdio),
     Duplex(tokio::io::DuplexStream),
     Http(StreamableHttpClientTransport<SizeGuarded<reqwest::Client>>),
     /// HTTP that signs in with OAuth when the server asks.

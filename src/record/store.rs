@@ -261,12 +261,11 @@ impl DeskRecord {
         at: i64,
     ) -> Result<Appended, RecordError> {
         let by = self.person.as_str();
-        if let Some(ticket) = event.ticket()
-            && let Some(refusal) = load_state(tx, ticket)?.and_then(|s| s.refuses(event))
-        {
+        let prior = prior_state(tx, event)?;
+        if let Some(refusal) = prior.as_ref().and_then(|s| s.refuses(event)) {
             return Err(refusal.into());
         }
-        let (seq, state) = write_event(tx, event, by, at, &self.allow)?;
+        let (seq, state) = write_event_after(tx, event, Stamp { by, at }, &self.allow, prior)?;
         if let Event::Sent {
             ticket,
             by,
@@ -449,6 +448,26 @@ pub(super) fn write_event(
     at: i64,
     allow: &[String],
 ) -> Result<(i64, Option<TicketState>), RecordError> {
+    let prior = prior_state(tx, event)?;
+    write_event_after(tx, event, Stamp { by, at }, allow, prior)
+}
+
+/// The state `event`'s ticket is in before it (`None` for a new ticket or the manifest).
+fn prior_state(tx: &Transaction<'_>, event: &Event) -> Result<Option<TicketState>, RecordError> {
+    event
+        .ticket()
+        .map_or(Ok(None), |ticket| load_state(tx, ticket))
+}
+
+/// [`write_event`] on the state its ticket was in (`prior`, read in this transaction).
+fn write_event_after(
+    tx: &Transaction<'_>,
+    event: &Event,
+    stamp: Stamp<'_>,
+    allow: &[String],
+    prior: Option<TicketState>,
+) -> Result<(i64, Option<TicketState>), RecordError> {
+    let Stamp { by, at } = stamp;
     let body = serde_json::to_string(event).map_err(to_sql_error)?;
     tx.prepare_cached(
         "INSERT INTO events (ticket, at, by, kind, body) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -458,7 +477,7 @@ pub(super) fn write_event(
     let Some(ticket) = event.ticket() else {
         return Ok((seq, None));
     };
-    let mut state = load_state(tx, ticket)?.unwrap_or_else(|| TicketState::new(ticket));
+    let mut state = prior.unwrap_or_else(|| TicketState::new(ticket));
     state.apply(event, &Stamp { by, at }, allow);
     save_state(tx, seq, &state)?;
     Ok((seq, Some(state)))

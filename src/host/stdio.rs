@@ -1,0 +1,222 @@
+//! The client's end of a server started as a child process: its stdin and stdout as an rmcp
+//! transport of the desk's own.
+//!
+//! rmcp's `TokioChildProcess` reads every message through `JsonRpcMessage`'s deserializer,
+//! which buffers the whole message and tries each shape in turn, and then `ServerResult`'s
+//! untagged variants one by one until `CallToolResult` fits: a profile of a tool call put
+//! more than a third of the client's CPU there. This transport knows which of its requests
+//! are `tools/call`s, so an answer to one is read straight into a `CallToolResult` (whose own
+//! deserializer refuses anything but a complete result); anything else, or an answer that
+//! does not fit, goes through rmcp's own deserializer as before. Stdout is read through the
+//! desk's size guard ([`super::oversize`]), which cuts a message over its limit and answers the
+//! request with "too large"; lines longer than [`MAX_LINE`] are dropped, as rmcp drops them.
+
+use std::collections::HashSet;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolResult, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcResponse,
+    JsonRpcVersion2_0, RequestId, ServerResult,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde::Deserialize;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::Mutex;
+
+use super::oversize::{Guarded, MAX_MESSAGE_BYTES};
+
+/// The longest line read, as rmcp's own stdio transport has it.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// How long a closed server may take to exit before it is killed.
+const EXIT_WAIT: Duration = Duration::from_secs(3);
+
+pub struct ChildStdio {
+    // Boxed: the transport sits in an enum beside HTTP's much smaller ones.
+    child: Box<Child>,
+    read: Box<BufReader<Guarded<ChildStdout>>>,
+    /// The line being read; kept across a cancelled `receive`, which resumes it.
+    line: Vec<u8>,
+    /// Dropping the line that went over [`MAX_LINE`], up to its end.
+    discarding: bool,
+    write: Arc<Mutex<Option<ChildStdin>>>,
+    /// `tools/call` requests sent and not yet answered.
+    calls: HashSet<RequestId>,
+}
+
+/// One line as a message, `calls` being the `tools/call` requests not yet answered: `None`
+/// for a line that is not a message.
+fn decode(calls: &mut HashSet<RequestId>, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+    if !calls.is_empty()
+        && let Ok(answer) = serde_json::from_slice::<CallAnswer>(line)
+        && calls.remove(&answer.id)
+    {
+        return Some(JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: answer.jsonrpc,
+            id: answer.id,
+            result: ServerResult::CallToolResult(answer.result),
+        }));
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
+        Ok(message) => {
+            if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = &message {
+                calls.remove(id);
+            } else if let JsonRpcMessage::Error(error) = &message
+                && let Some(id) = &error.id
+            {
+                calls.remove(id);
+            }
+            Some(message)
+        }
+        Err(e) => {
+            // As rmcp does: what is not a message the client knows (a notification of
+            // another protocol, a broken line) is left unanswered.
+            tracing::debug!(error = %e, "ignoring a line from the server that is not a message");
+            None
+        }
+    }
+}
+
+/// An answer to a `tools/call`, read in one pass.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallAnswer {
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    result: CallToolResult,
+}
+
+impl ChildStdio {
+    /// The transport over `child`'s piped stdin and stdout; `None` when either is not piped.
+    pub fn new(mut child: Child) -> Option<Self> {
+        let stdin = child.stdin.take()?;
+        let stdout = child.stdout.take()?;
+        Some(Self {
+            child: Box::new(child),
+            read: Box::new(BufReader::new(Guarded::new(stdout, MAX_MESSAGE_BYTES))),
+            line: Vec::new(),
+            discarding: false,
+            write: Arc::new(Mutex::new(Some(stdin))),
+            calls: HashSet::new(),
+        })
+    }
+
+    /// The next whole line into `self.line`; `false` at the end of the stream.
+    async fn read_line(&mut self) -> std::io::Result<bool> {
+        loop {
+            let available = self.read.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(false);
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let too_long = self.line.len().saturating_add(take) > MAX_LINE;
+            if !self.discarding && !too_long {
+                self.line.extend_from_slice(&available[..take]);
+            } else if !self.discarding {
+                tracing::error!(
+                    max = MAX_LINE,
+                    "a server's message is too long; dropping it"
+                );
+                self.line.clear();
+                self.discarding = true;
+            }
+            self.read.consume(take);
+            if newline.is_some() && !std::mem::take(&mut self.discarding) {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Closes the server's stdin and waits for it to exit; kills it if it does not.
+    async fn shut_down(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        drop(self.write.lock().await.take());
+        match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
+            Ok(status) => status.map(Some),
+            Err(_) => {
+                tracing::warn!("a stdio server did not exit when its stdin closed; killing it");
+                self.child.kill().await.map(|()| None)
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for ChildStdio {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &item {
+            JsonRpcMessage::Request(request) => {
+                if let ClientRequest::CallToolRequest(_) = &request.request {
+                    self.calls.insert(request.id.clone());
+                }
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.calls.remove(id);
+                }
+            }
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
+        }
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        let write = self.write.clone();
+        async move {
+            let line = line?;
+            let mut stdin = write.lock().await;
+            let Some(stdin) = stdin.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the server's stdin is closed",
+                ));
+            };
+            stdin.write_all(&line).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.read_line().await {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read from the stdio server");
+                    return None;
+                }
+            }
+            let mut line = std::mem::take(&mut self.line);
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            let message = if text.is_empty() {
+                None
+            } else {
+                decode(&mut self.calls, text)
+            };
+            line.clear();
+            self.line = line;
+            if let Some(message) = message {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.shut_down().await.map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests;
