@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::openai::{Recipe, Sampling};
 
+mod desk;
+pub use desk::{DeskSection, FirstTool, IdentifierPattern};
+
 pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,58 +35,6 @@ pub struct DeskConfig {
     /// Files in the `mcpServers` JSON format whose servers join `servers`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers_json: Vec<PathBuf>,
-}
-
-/// `[desk]`: the record's home.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeskSection {
-    /// `postgres://NAME@HOST:PORT/DB`: a team's record. The password is never written here:
-    /// it comes from `PGPASSWORD`, a `.pgpass` file, or the variable `password_env` names.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub store: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_env: Option<String>,
-    /// How the desk's replies are signed; the model is told to sign with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-    /// How the model is told to pick a ticket's first tool: the first line that fits names it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub first_tool: Vec<FirstTool>,
-    /// Identifiers the desk reads in a customer's text, in the shop's own formats.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub identifiers: Vec<IdentifierPattern>,
-}
-
-/// `[[desk.first_tool]]`: when a ticket fits `when`, the model starts with `tool`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FirstTool {
-    pub when: String,
-    /// `prefix.tool`; the line is left out of a ticket whose model is not offered it.
-    pub tool: String,
-    /// Words after the tool's name; `{customer_id}` becomes the ticket's customer ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub with: Option<String>,
-}
-
-/// `[[desk.identifiers]]`: a kind of identifier (`order number`), the regular expression that
-/// finds it, and how it is written once found (`O-$1`: `$1` is the first group; the whole
-/// match when not given), in capitals.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IdentifierPattern {
-    pub name: String,
-    pub pattern: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write: Option<String>,
-}
-
-impl DeskSection {
-    /// The signature replies end with (the team's name when none is configured).
-    pub fn signature(&self) -> &str {
-        self.signature.as_deref().unwrap_or("The support team")
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
