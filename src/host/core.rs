@@ -39,6 +39,8 @@ pub struct Host {
     pub(super) questions: mpsc::Sender<Question>,
     pub(super) events: mpsc::UnboundedSender<HostEvent>,
     pub(super) attached: Vec<Attached>,
+    /// The identifiers `[[desk.identifiers]]` names, compiled once.
+    pub(super) identifiers: Vec<super::identifiers::Identifier>,
     pub(super) extra: Mutex<BTreeMap<String, Vec<Attached>>>,
     /// The desk's record: every event is appended here before anyone is shown it.
     pub(super) record: Arc<Record>,
@@ -210,6 +212,7 @@ impl Host {
         }
         let host = Self {
             gate: ConsentGate::new(config.consent.allow.iter().cloned()),
+            identifiers: super::identifiers::Identifier::compile(&config.desk.identifiers),
             config,
             servers: std::sync::RwLock::new(servers),
             summaries: Default::default(),

@@ -50,7 +50,6 @@ pub struct Guarded<R> {
     max: usize,
     /// Bytes read from `inner` behind a cut, not yet looked at.
     input: Vec<u8>,
-    input_at: usize,
     /// Bytes ready for the caller, in order, once a line has been cut.
     output: Vec<u8>,
     output_at: usize,
@@ -67,7 +66,6 @@ impl<R: AsyncRead + Unpin> Guarded<R> {
             inner,
             max,
             input: Vec::new(),
-            input_at: 0,
             output: Vec::new(),
             output_at: 0,
             line_len: 0,
@@ -109,44 +107,29 @@ impl<R: AsyncRead + Unpin> Guarded<R> {
         None
     }
 
-    /// Moves the input behind a cut to the output, cutting again where a line grows too long.
+    /// Moves the input behind a cut to the output: the rest of the cut line is dropped (its
+    /// last bytes kept, for its ID), and what follows is followed as [`Self::scan`] does.
     fn process(&mut self) {
-        while self.input_at < self.input.len() {
-            let rest = &self.input[self.input_at..];
-            let newline = memchr::memchr(b'\n', rest);
-            let content = newline.unwrap_or(rest.len());
-            if self.cutting {
-                keep_last(&mut self.tail, &rest[..content]);
-                self.line_len += content;
-                self.input_at += content;
-                if newline.is_some() {
-                    self.input_at += 1;
-                    self.end_cut_line();
-                }
+        let input = std::mem::take(&mut self.input);
+        let mut at = 0;
+        while at < input.len() {
+            let rest = &input[at..];
+            if !self.cutting {
+                let delivered = self.scan(rest).unwrap_or(rest.len());
+                self.output.extend_from_slice(&rest[..delivered]);
+                at += delivered;
                 continue;
             }
-            let room = self.max - self.line_len;
-            if content <= room {
-                let take = newline.map_or(content, |n| n + 1);
-                keep_first(&mut self.head, &rest[..content]);
-                self.output.extend_from_slice(&rest[..take]);
-                self.input_at += take;
-                if newline.is_some() {
-                    self.line_len = 0;
-                    self.head.clear();
-                } else {
-                    self.line_len += content;
-                }
-            } else {
-                keep_first(&mut self.head, &rest[..room]);
-                self.output.extend_from_slice(&rest[..room]);
-                self.line_len += room;
-                self.input_at += room;
-                self.cutting = true;
+            let newline = memchr::memchr(b'\n', rest);
+            let content = newline.unwrap_or(rest.len());
+            keep_last(&mut self.tail, &rest[..content]);
+            self.line_len += content;
+            at += content;
+            if newline.is_some() {
+                at += 1;
+                self.end_cut_line();
             }
         }
-        self.input.clear();
-        self.input_at = 0;
     }
 
     /// The cut line has ended: close it, and answer its request with an error.
@@ -200,7 +183,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Guarded<R> {
                 }
                 return Poll::Ready(Ok(()));
             }
-            if this.input_at < this.input.len() {
+            if !this.input.is_empty() {
                 this.process();
                 continue;
             }

@@ -12,7 +12,6 @@ use super::consent::Consent;
 use super::continuation::Continued;
 use super::conversation::{Called, Conversation};
 use super::core::{Host, TicketRun};
-use super::identifiers::Identifier;
 use super::names::ToolName;
 use super::servers::ServerConn;
 use super::tools::Offered;
@@ -193,10 +192,9 @@ impl Host {
         let limit = self.config.limits.model_calls_per_ticket;
         let desk = &self.config.desk;
         let system = prompt::system_prompt(&specs, &attached, limit, desk.signature());
-        let identifiers = Identifier::compile(&desk.identifiers);
         let triage = prompt::Triage {
             first_tool: &desk.first_tool,
-            identifiers: &identifiers,
+            identifiers: &self.identifiers,
         };
         let mut messages = vec![
             Message::System { content: system },
