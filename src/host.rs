@@ -15,6 +15,7 @@ pub mod events;
 pub mod form;
 pub mod form_checks;
 pub mod identifiers;
+mod lane;
 pub mod names;
 pub mod oversize;
 mod people;

@@ -9,14 +9,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use rmcp::model::{ErrorCode, ProtocolVersion, ServerPeerInfo, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, ProtocolVersion, ServerPeerInfo, Tool,
+};
 use rmcp::service::{RunningService, ServiceError, serve_directly};
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::{Mutex, mpsc};
 
 use super::api::Question;
+use super::lane::CallLane;
 use crate::auth::{ClientIdentity, SignInPolicy};
 use crate::config::{ServerConfig, Transport};
 use crate::tls::{self, CertProblem};
@@ -97,9 +100,25 @@ impl ConnectError {
 /// A live connection and what the server told us.
 pub struct Live {
     pub service: Arc<Service>,
+    /// Tool calls beside rmcp's service loop, on a server started as a child process.
+    lane: Option<CallLane>,
     pub revision: String,
     pub name: Option<String>,
     pub tools: Vec<Tool>,
+}
+
+impl Live {
+    /// One `tools/call` round, as rmcp's `call_tool_once` answers it: on the connection's
+    /// [`CallLane`] when it has one, through rmcp's service otherwise.
+    pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResponse, ServiceError> {
+        match &self.lane {
+            Some(lane) => lane.call_tool(params).await,
+            None => self.service.call_tool_once(params).await,
+        }
+    }
 }
 
 /// One server, reconnectable.
@@ -266,7 +285,9 @@ impl ServerConn {
     }
 
     async fn start_directly(&self, info: ServerPeerInfo) -> Result<Live, ConnectError> {
-        let service = match self.transport().await? {
+        let opened = self.transport().await?;
+        let lane = opened.lane();
+        let service = match opened {
             Opened::Child(t) => {
                 serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
             }
@@ -280,7 +301,7 @@ impl ServerConn {
                 serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
             }
         };
-        self.finish(service).await
+        self.finish(service, lane).await
     }
 
     async fn start_with_probe(&self) -> Result<Live, ConnectError> {
@@ -288,10 +309,10 @@ impl ServerConn {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::V_2025_11_25),
         };
-        let service = match self.handshake(lifecycle).await? {
+        let (lane, service) = match self.handshake(lifecycle).await? {
             // A lenient older server answers the probe with an empty result instead of an
             // error; it still speaks `initialize`, so start it again and use that.
-            Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_)) => {
+            (_, Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_))) => {
                 tracing::info!(server = %self.prefix, "the probe got an empty answer; connecting with initialize");
                 self.handshake(ClientLifecycleMode::Initialize).await?
             }
@@ -301,7 +322,7 @@ impl ServerConn {
             Ok(service) => service,
             Err(e) => return Err(self.handshake_failed(e).await),
         };
-        let live = self.finish(service).await?;
+        let live = self.finish(service, lane).await?;
         if live.revision.as_str() >= "2026-07-28"
             && let Some(info) = live.service.peer_info()
         {
@@ -312,22 +333,32 @@ impl ServerConn {
         Ok(live)
     }
 
-    /// Opens a fresh transport and runs one handshake on it. The outer error is a server
-    /// that could not be started; the inner one a handshake that failed.
+    /// Opens a fresh transport and runs one handshake on it, with the transport's call lane
+    /// if it has one. The outer error is a server that could not be started; the inner one a
+    /// handshake that failed.
     async fn handshake(
         &self,
         lifecycle: ClientLifecycleMode,
-    ) -> Result<Result<Service, rmcp::service::ClientInitializeError>, ConnectError> {
+    ) -> Result<
+        (
+            Option<CallLane>,
+            Result<Service, rmcp::service::ClientInitializeError>,
+        ),
+        ConnectError,
+    > {
         let handler = self.handler.clone();
-        Ok(match self.transport().await? {
+        let opened = self.transport().await?;
+        let lane = opened.lane();
+        let service = match opened {
             Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
             Opened::Signed(t) => handler.serve_with_lifecycle(t, lifecycle).await,
-        })
+        };
+        Ok((lane, service))
     }
 
-    async fn finish(&self, service: Service) -> Result<Live, ConnectError> {
+    async fn finish(&self, service: Service, lane: Option<CallLane>) -> Result<Live, ConnectError> {
         let tools = service
             .list_all_tools()
             .await
@@ -349,8 +380,14 @@ impl ServerConn {
             .and_then(|i| i.server_info.as_ref())
             .map(|s| s.name.clone());
         tracing::info!(server = %self.prefix, origin = %self.origin, %revision, tools = tools.len(), "connected");
+        // A lane needs the revision the handshake settled on; without it, rmcp makes the calls.
+        let lane = lane.zip(info.as_ref()).map(|(lane, info)| {
+            lane.set_context(info, &self.handler.get_info());
+            lane
+        });
         Ok(Live {
             service: Arc::new(service),
+            lane,
             revision,
             name,
             tools,

@@ -10,6 +10,7 @@
 //! does not fit, goes through rmcp's own deserializer as before. Stdout is read through the
 //! desk's size guard ([`super::oversize`]), which cuts a message over its limit and answers the
 //! request with "too large"; lines longer than [`MAX_LINE`] are dropped, as rmcp drops them.
+//! The answer to a call made on the transport's [`CallLane`] goes to its caller, not to rmcp.
 
 use std::collections::HashSet;
 use std::process::ExitStatus;
@@ -28,6 +29,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
+use super::lane::CallLane;
 use super::oversize::{Guarded, MAX_MESSAGE_BYTES};
 
 /// The longest line read, as rmcp's own stdio transport has it.
@@ -44,34 +46,57 @@ pub struct ChildStdio {
     /// Dropping the line that went over [`MAX_LINE`], up to its end.
     discarding: bool,
     write: Arc<Mutex<Option<ChildStdin>>>,
-    /// `tools/call` requests sent and not yet answered.
+    /// `tools/call` requests rmcp sent and not yet answered.
     calls: HashSet<RequestId>,
+    /// Calls made beside rmcp, whose answers go to their callers.
+    lane: CallLane,
 }
 
-/// One line as a message, `calls` being the `tools/call` requests not yet answered: `None`
-/// for a line that is not a message.
-fn decode(calls: &mut HashSet<RequestId>, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
-    if !calls.is_empty()
+/// One line as a message for rmcp, `calls` being the `tools/call` requests rmcp sent and
+/// that are not yet answered: `None` for a line that is not a message, or one that answered
+/// a call on `lane` and went to its caller.
+fn decode(
+    calls: &mut HashSet<RequestId>,
+    lane: &CallLane,
+    line: &[u8],
+) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let lane_waits = lane.is_waiting();
+    if (lane_waits || !calls.is_empty())
         && let Ok(answer) = serde_json::from_slice::<CallAnswer>(line)
-        && calls.remove(&answer.id)
     {
-        return Some(JsonRpcMessage::Response(JsonRpcResponse {
-            jsonrpc: answer.jsonrpc,
-            id: answer.id,
-            result: ServerResult::CallToolResult(answer.result),
-        }));
+        if lane_waits && let Some(caller) = lane.claim(&answer.id) {
+            // The caller may have given up meanwhile; then nobody wants it.
+            let _ = caller.send(Ok(ServerResult::CallToolResult(answer.result)));
+            return None;
+        }
+        if calls.remove(&answer.id) {
+            return Some(JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: answer.jsonrpc,
+                id: answer.id,
+                result: ServerResult::CallToolResult(answer.result),
+            }));
+        }
     }
     match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
-        Ok(message) => {
-            if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = &message {
-                calls.remove(id);
-            } else if let JsonRpcMessage::Error(error) = &message
-                && let Some(id) = &error.id
-            {
+        Ok(JsonRpcMessage::Response(response)) => {
+            if let Some(caller) = lane.claim(&response.id) {
+                let _ = caller.send(Ok(response.result));
+                return None;
+            }
+            calls.remove(&response.id);
+            Some(JsonRpcMessage::Response(response))
+        }
+        Ok(JsonRpcMessage::Error(error)) => {
+            if let Some(id) = &error.id {
+                if let Some(caller) = lane.claim(id) {
+                    let _ = caller.send(Err(error.error));
+                    return None;
+                }
                 calls.remove(id);
             }
-            Some(message)
+            Some(JsonRpcMessage::Error(error))
         }
+        Ok(message) => Some(message),
         Err(e) => {
             // As rmcp does: what is not a message the client knows (a notification of
             // another protocol, a broken line) is left unanswered.
@@ -95,14 +120,21 @@ impl ChildStdio {
     pub fn new(mut child: Child) -> Option<Self> {
         let stdin = child.stdin.take()?;
         let stdout = child.stdout.take()?;
+        let write = Arc::new(Mutex::new(Some(stdin)));
         Some(Self {
             child: Box::new(child),
             read: Box::new(BufReader::new(Guarded::new(stdout, MAX_MESSAGE_BYTES))),
             line: Vec::new(),
             discarding: false,
-            write: Arc::new(Mutex::new(Some(stdin))),
+            lane: CallLane::new(write.clone()),
+            write,
             calls: HashSet::new(),
         })
+    }
+
+    /// The lane for tool calls beside rmcp's service loop (see [`CallLane`]).
+    pub fn lane(&self) -> CallLane {
+        self.lane.clone()
     }
 
     /// The next whole line into `self.line`; `false` at the end of the stream.
@@ -134,6 +166,7 @@ impl ChildStdio {
 
     /// Closes the server's stdin and waits for it to exit; kills it if it does not.
     async fn shut_down(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        self.lane.close();
         drop(self.write.lock().await.take());
         match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
             Ok(status) => status.map(Some),
@@ -190,9 +223,13 @@ impl Transport<RoleClient> for ChildStdio {
         loop {
             match self.read_line().await {
                 Ok(true) => {}
-                Ok(false) => return None,
+                Ok(false) => {
+                    self.lane.close();
+                    return None;
+                }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot read from the stdio server");
+                    self.lane.close();
                     return None;
                 }
             }
@@ -203,7 +240,7 @@ impl Transport<RoleClient> for ChildStdio {
             let message = if text.is_empty() {
                 None
             } else {
-                decode(&mut self.calls, text)
+                decode(&mut self.calls, &self.lane, text)
             };
             line.clear();
             self.line = line;
@@ -215,6 +252,12 @@ impl Transport<RoleClient> for ChildStdio {
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.shut_down().await.map(|_| ())
+    }
+}
+
+impl Drop for ChildStdio {
+    fn drop(&mut self) {
+        self.lane.close();
     }
 }
 

@@ -144,6 +144,16 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client, tls
         .map_err(|e| tls::TlsSetupError::Client(e.to_string()))
 }
 
+impl Opened {
+    /// The transport's lane for tool calls beside rmcp's service loop, if it has one.
+    pub(super) fn lane(&self) -> Option<super::lane::CallLane> {
+        match self {
+            Opened::Child(child) => Some(child.lane()),
+            Opened::Duplex(_) | Opened::Http(_) | Opened::Signed(_) => None,
+        }
+    }
+}
+
 pub(super) enum Opened {
     Child(ChildStdio),
     Duplex(tokio::io::DuplexStream),

@@ -13,6 +13,7 @@ mod fuzz;
 mod host;
 mod interop;
 mod judgment;
+mod lane;
 mod mock_model;
 mod oauth;
 mod partner;

@@ -5,12 +5,18 @@ use rmcp::model::{JsonRpcMessage, NumberOrString, RequestId, ServerResult};
 use rmcp::service::RxJsonRpcMessage;
 
 use super::decode;
+use crate::host::lane::CallLane;
 
 /// An answer of the shop's `get_order_status`, as the shop writes it.
 const ANSWER: &str = r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"order_id\":\"O-1744\",\"status\":\"shipped\"}"}],"structuredContent":{"order_id":"O-1744","status":"shipped"},"isError":false}}"#;
 
 fn pending(ids: &[i64]) -> HashSet<RequestId> {
     ids.iter().map(|n| NumberOrString::Number(*n)).collect()
+}
+
+/// A lane with no call waiting.
+fn no_lane() -> CallLane {
+    CallLane::new(std::sync::Arc::new(tokio::sync::Mutex::new(None)))
 }
 
 /// What rmcp's own deserializer makes of `line`.
@@ -29,7 +35,7 @@ fn same(ours: &RxJsonRpcMessage<RoleClient>, line: &str) {
 #[test]
 fn an_answer_to_a_pending_call_is_read_as_rmcp_reads_it_and_is_no_longer_pending() {
     let mut calls = pending(&[7, 8]);
-    let ours = decode(&mut calls, ANSWER.as_bytes()).expect("a message");
+    let ours = decode(&mut calls, &no_lane(), ANSWER.as_bytes()).expect("a message");
     same(&ours, ANSWER);
     assert!(matches!(
         ours,
@@ -52,7 +58,7 @@ fn everything_that_is_not_a_complete_answer_to_a_pending_call_goes_through_rmcp(
     ];
     let mut calls = pending(&[8, 9]);
     for line in lines {
-        let ours = decode(&mut calls, line.as_bytes()).expect("a message");
+        let ours = decode(&mut calls, &no_lane(), line.as_bytes()).expect("a message");
         same(&ours, line);
     }
     let JsonRpcMessage::Response(input) = rmcps(lines[0]) else {
@@ -69,11 +75,11 @@ fn everything_that_is_not_a_complete_answer_to_a_pending_call_goes_through_rmcp(
 fn an_answer_for_no_pending_call_and_a_broken_line_are_handled_as_rmcp_handles_them() {
     let mut calls = pending(&[1]);
     // Not pending: read by rmcp's deserializer, the same message.
-    let ours = decode(&mut calls, ANSWER.as_bytes()).expect("a message");
+    let ours = decode(&mut calls, &no_lane(), ANSWER.as_bytes()).expect("a message");
     same(&ours, ANSWER);
     assert_eq!(calls, pending(&[1]));
     // Not JSON: no message, nothing answered.
-    assert!(decode(&mut calls, b"{\"jsonrpc\":").is_none());
+    assert!(decode(&mut calls, &no_lane(), b"{\"jsonrpc\":").is_none());
     assert_eq!(calls, pending(&[1]));
 }
 

@@ -1,0 +1,100 @@
+//! Tool calls on a stdio server go beside rmcp's service loop (`host::lane`): what the real
+//! shop reads from such a call is what rmcp's own `call_tool_once` sends on the same
+//! connection, and it answers both the same.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestMetaObject};
+use serde_json::{Map, Value, json};
+use support_desk::config::ServerConfig;
+use support_desk::host::api::Outcome;
+use support_desk::host::calls::{self, CallPlan, REQUEST_ID_META};
+use support_desk::host::servers::ServerConn;
+use tokio::sync::mpsc;
+
+use crate::support::BIN;
+
+/// The shop as a child process, with every line it reads also written to `seen`.
+fn watched_shop(dir: &std::path::Path) -> ServerConfig {
+    let script = format!(
+        "tee {} | exec {BIN} serve shop --stdio --db {} --seed 4217",
+        dir.join("seen").display(),
+        dir.join("shop.sqlite3").display()
+    );
+    ServerConfig {
+        command: Some("sh".into()),
+        args: vec!["-c".into(), script],
+        enabled: true,
+        ..ServerConfig::default()
+    }
+}
+
+/// The `tools/call` requests the shop has read so far.
+fn calls_read(dir: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("seen"))
+        .expect("what the shop read")
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+        .filter(|message| message["method"] == "tools/call")
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_on_stdio_reads_to_the_shop_as_rmcps_own_call_and_is_answered_the_same() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (questions, _nobody) = mpsc::channel(1);
+    let conn = ServerConn::connect("shop", &watched_shop(dir.path()), questions, None)
+        .await
+        .expect("the shop connects");
+    let mut arguments = Map::new();
+    arguments.insert("order_id".into(), json!("O-1744"));
+
+    let desk = calls::call(
+        &conn,
+        CallPlan {
+            ticket: "T-0009".into(),
+            tool: "get_order_status".into(),
+            arguments: arguments.clone(),
+            request_id: "T-0009-1".into(),
+            retry_if_lost: true,
+            timeout: Duration::from_secs(30),
+            max_rounds: 3,
+            max_result_bytes: 65536,
+            lead_forms: false,
+        },
+    )
+    .await;
+    assert_eq!(desk.outcome, Outcome::Result, "{}", desk.text);
+
+    let mut params = CallToolRequestParams::new("get_order_status").with_arguments(arguments);
+    let mut meta = RequestMetaObject::default();
+    meta.0
+        .0
+        .insert(REQUEST_ID_META.into(), Value::String("T-0009-1".into()));
+    params.meta = Some(meta);
+    let live = conn.live().await.expect("still connected");
+    let rmcps = match live.service.call_tool_once(params).await {
+        Ok(CallToolResponse::Complete(result)) => calls::result_text(&result),
+        other => panic!("rmcp's call: {other:?}"),
+    };
+    assert_eq!(desk.text, rmcps);
+
+    let read = calls_read(dir.path());
+    assert_eq!(read.len(), 2, "{read:?}");
+    let (lane, rmcp) = (&read[0], &read[1]);
+    let lane_id = lane["id"].as_i64().expect("a numeric ID");
+    let rmcp_id = rmcp["id"].as_i64().expect("a numeric ID");
+    assert!(lane_id > i64::from(u32::MAX) && rmcp_id <= i64::from(u32::MAX));
+    assert!(lane_id < 1 << 53, "a double holds it exactly");
+    // rmcp adds a progress token to every request; the desk follows no progress.
+    let mut rmcp_params = rmcp["params"].clone();
+    rmcp_params["_meta"]
+        .as_object_mut()
+        .expect("_meta")
+        .remove("progressToken");
+    assert_eq!(lane["params"], rmcp_params);
+    assert_eq!(
+        lane["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+}
