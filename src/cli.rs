@@ -313,7 +313,7 @@ pub fn main() -> ExitCode {
     if !owns_terminal {
         crate::logging::to_stderr();
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime_for(&command) {
         Ok(runtime) => runtime,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "cannot start the async runtime: {e}");
@@ -331,6 +331,26 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The runtime a command runs on. Serving (`serve … --http`) takes many clients at once and
+/// gets a thread per core. Everything else is one person's work, waiting on servers and a
+/// model: one thread, so a tool call's messages, its caller and the UI never hand each
+/// other across threads (BENCHMARKS.md section 000 measures both for the desk as a whole).
+/// Nothing on it blocks for long: the record's appends are tens of microseconds, and a
+/// stdio server gets a thread of its own ([`crate::serve::stdio`]).
+pub fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    match command {
+        Command::Serve { .. } => tokio::runtime::Runtime::new(),
+        _ => desk_runtime(),
+    }
+}
+
+/// The runtime of the desk and of every command but `serve`: one thread.
+pub fn desk_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
 }
 
 /// Whether the desk has a terminal on both ends.

@@ -12,9 +12,9 @@
 //! directory), `COMPARE_CLIENT`: `desk` (default), `rmcp` (rmcp's own `call_tool_once` on
 //! the desk's connection, without `host::calls`) or `floor`, a client with no MCP library
 //! at all (blocking pipes, the request lines Python sends, written ahead of time), which
-//! shows what the server and the pipes cost any client. `COMPARE_RUNTIME`: `multi_thread`
-//! (default; the desk's own, `Runtime::new()`) or `current_thread`, for the desk and rmcp
-//! clients.
+//! shows what the server and the pipes cost any client. `COMPARE_RUNTIME`: `desk` (default;
+//! the desk's own, `support_desk::cli::desk_runtime()`, one thread) or `multi_thread`
+//! (`Runtime::new()`, a thread per core), for the desk and rmcp clients.
 //!
 //! Prints one JSON line: median and p99 in microseconds, nearest-rank, and the CPU time per
 //! call of this process (all threads) and of the server process, from
@@ -60,29 +60,15 @@ fn main() -> anyhow::Result<()> {
     let (client, timed) = match client_kind.as_deref() {
         Ok("desk" | "rmcp") | Err(_) => {
             let bare = kind_is_rmcp(client_kind.as_deref());
-            let (client, runtime) = match std::env::var("COMPARE_RUNTIME").as_deref() {
-                Ok("multi_thread") | Err(_) => (
-                    "support-desk host::calls (rmcp 3.11.0)",
-                    tokio::runtime::Runtime::new()?,
-                ),
-                Ok("current_thread") => (
-                    "support-desk host::calls (rmcp 3.11.0), current-thread runtime",
-                    tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()?,
-                ),
-                Ok(other) => {
-                    bail!("COMPARE_RUNTIME is multi_thread or current_thread, not {other}")
-                }
+            let (runtime, on) = match std::env::var("COMPARE_RUNTIME").as_deref() {
+                Ok("desk") | Err(_) => (support_desk::cli::desk_runtime()?, "the desk's runtime"),
+                Ok("multi_thread") => (tokio::runtime::Runtime::new()?, "a multi-thread runtime"),
+                Ok(other) => bail!("COMPARE_RUNTIME is desk or multi_thread, not {other}"),
             };
             let client = if bare {
-                if client.ends_with("runtime") {
-                    "rmcp 3.11.0 call_tool_once on the desk's connection, current-thread runtime"
-                } else {
-                    "rmcp 3.11.0 call_tool_once on the desk's connection"
-                }
+                format!("rmcp 3.11.0 call_tool_once on the desk's connection, {on}")
             } else {
-                client
+                format!("support-desk host::calls (rmcp 3.11.0), {on}")
             };
             (
                 client,
@@ -90,7 +76,7 @@ fn main() -> anyhow::Result<()> {
             )
         }
         Ok("floor") => (
-            "floor: blocking pipes, no MCP library",
+            "floor: blocking pipes, no MCP library".to_owned(),
             floor_calls(&server, &db, calls)?,
         ),
         Ok(other) => bail!("COMPARE_CLIENT is desk, rmcp or floor, not {other}"),

@@ -4,9 +4,11 @@
 # each on a fresh database, in one run, as a ratio. A third client with no MCP library at
 # all (calls.rs with COMPARE_CLIENT=floor) shows what the server and the pipes alone cost.
 #
-#   benches/compare/run.sh                          # 5 rounds of 500 calls per client (rust_ct: the
-#                                                   # desk client on a current-thread runtime;
-#                                                   # rmcp_ct: rmcp's bare call_tool_once on it)
+#   benches/compare/run.sh                          # 5 rounds of 500 calls per client (rust: the
+#                                                   # desk's client on the desk's own runtime;
+#                                                   # rust_mt: the same on a multi-thread runtime;
+#                                                   # rmcp: rmcp's bare call_tool_once through
+#                                                   # its service loop, on the desk's runtime)
 #   COMPARE_CALLS=2000 COMPARE_ROUNDS=5 benches/compare/run.sh
 #   benches/compare/run.sh profile                  # where each process's CPU goes (perf)
 #
@@ -47,12 +49,12 @@ if [ "$mode" = profile ]; then
   # samples sorted into what they were doing (benches/compare/profile.py: stacks unwound
   # from DWARF, each sample under the innermost frame that names a category).
   profile_calls="${COMPARE_CALLS:-3000}"
-  for side in rust rust-current-thread rmcp-current-thread floor python; do
+  for side in rust rust_mt rmcp floor python; do
     db="$scratch/profile-$side.sqlite3"
     case $side in
       rust) cmd=(env COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
-      rmcp-current-thread) cmd=(env COMPARE_CLIENT=rmcp COMPARE_RUNTIME=current_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
-      rust-current-thread) cmd=(env COMPARE_RUNTIME=current_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
+      rust_mt) cmd=(env COMPARE_RUNTIME=multi_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
+      rmcp) cmd=(env COMPARE_CLIENT=rmcp COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
       floor) cmd=(env COMPARE_CLIENT=floor COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
       python) cmd=(env COMPARE_CALLS="$profile_calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db") ;;
     esac
@@ -70,16 +72,16 @@ echo "server: target/release/support-desk, copied to $server"
 for round in $(seq 1 "$rounds"); do
   # Rotate who goes first, so drift on a shared machine does not favour one side.
   case $((round % 3)) in
-    1) order="rust python floor rust_ct rmcp_ct" ;;
-    2) order="python floor rmcp_ct rust_ct rust" ;;
-    0) order="floor rmcp_ct rust_ct rust python" ;;
+    1) order="rust python floor rust_mt rmcp" ;;
+    2) order="python floor rmcp rust_mt rust" ;;
+    0) order="floor rmcp rust_mt rust python" ;;
   esac
   for side in $order; do
     db="$scratch/$side-$round.sqlite3"
     case $side in
       rust) line="$(COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
-      rust_ct) line="$(COMPARE_RUNTIME=current_thread COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
-      rmcp_ct) line="$(COMPARE_CLIENT=rmcp COMPARE_RUNTIME=current_thread COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
+      rust_mt) line="$(COMPARE_RUNTIME=multi_thread COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
+      rmcp) line="$(COMPARE_CLIENT=rmcp COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
       floor) line="$(COMPARE_CLIENT=floor COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
       python) line="$(COMPARE_CALLS="$calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db" 2>/dev/null)" ;;
     esac
@@ -96,8 +98,8 @@ rows = {}
 for raw in open(sys.argv[1]):
     round_, side, line = raw.rstrip("\n").split(" ", 2)
     rows.setdefault(round_, {})[side] = json.loads(line)
-sides = ("rust", "python", "floor", "rust_ct")
-servers = {row[side]["server"] for row in rows.values() for side in sides + ("rmcp_ct",)}
+sides = ("rust", "python", "floor", "rust_mt")
+servers = {row[side]["server"] for row in rows.values() for side in sides + ("rmcp",)}
 assert len(servers) == 1, f"not one server binary: {servers}"
 protocols = {row[side]["protocol"] for row in rows.values() for side in sides}
 calls = {row[side]["calls"] for row in rows.values() for side in sides}
@@ -107,7 +109,7 @@ def ratio(key):
 
 print()
 print("wall time per call, us (median / p99)                      CPU per call, us (client + server)")
-print("round  rust            python          floor           rust_ct         rust           python         floor          rust_ct")
+print("round  rust            python          floor           rust_mt         rust           python         floor          rust_mt")
 for round_, row in rows.items():
     wall = "  ".join(f"{row[s]['median_us']:>6.1f} /{row[s]['p99_us']:>7.1f}" for s in sides)
     cpu = "  ".join(f"{row[s]['client_cpu_us_per_call']:>5.1f} +{row[s]['server_cpu_us_per_call']:>6.1f}" for s in sides)
@@ -122,12 +124,12 @@ cpu_ratios = ratio("client_cpu_us_per_call")
 print(f"python/rust, client CPU:    {'  '.join(f'{r:.1f}x' for r in cpu_ratios)}  -> median {statistics.median(cpu_ratios):.1f}x")
 floor_ratios = [row["python"]["median_us"] / row["floor"]["median_us"] for row in rows.values()]
 print(f"python/floor, wall median:  {'  '.join(f'{r:.1f}x' for r in floor_ratios)}  -> median {statistics.median(floor_ratios):.1f}x (floor: a client with no MCP library)")
-ct_ratios = [row["python"]["median_us"] / row["rust_ct"]["median_us"] for row in rows.values()]
-print(f"python/rust_ct, wall median: {'  '.join(f'{r:.1f}x' for r in ct_ratios)}  -> median {statistics.median(ct_ratios):.1f}x (rust_ct: the desk's client on a current-thread runtime)")
-for side in ("rust", "rust_ct", "rmcp_ct"):
+mt_ratios = [row["python"]["median_us"] / row["rust_mt"]["median_us"] for row in rows.values()]
+print(f"python/rust_mt, wall median: {'  '.join(f'{r:.1f}x' for r in mt_ratios)}  -> median {statistics.median(mt_ratios):.1f}x (rust_mt: the desk's client on a multi-thread runtime)")
+for side in ("rust", "rust_mt", "rmcp"):
     near = [row[side]["median_us"] / row["floor"]["median_us"] for row in rows.values()]
     print(f"{side}/floor, wall median: {'  '.join(f'{r:.2f}x' for r in near)}  -> median {statistics.median(near):.2f}x (goal: within 1.3x)")
-for side in ("rust", "rust_ct", "rmcp_ct", "floor"):
+for side in ("rust", "rust_mt", "rmcp", "floor"):
     server = [row[side]["server_cpu_us_per_call"] for row in rows.values()]
     client = [row[side]["client_cpu_us_per_call"] for row in rows.values()]
     print(f"{side}: server CPU per call median {statistics.median(server):.1f} us (goal: 25 us), client CPU per call median {statistics.median(client):.1f} us (goal: 15 us)")
