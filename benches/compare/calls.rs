@@ -12,7 +12,12 @@
 //! directory), `COMPARE_CLIENT`: `desk` (default), `rmcp` (rmcp's own `call_tool_once` on
 //! the desk's connection, without `host::calls`) or `floor`, a client with no MCP library
 //! at all (blocking pipes, the request lines Python sends, written ahead of time), which
-//! shows what the server and the pipes cost any client. `COMPARE_RUNTIME`: `desk` (default;
+//! shows what the server and the pipes cost any client. Two knobs of the floor tell what the
+//! server's cost per call depends on (BENCHMARKS.md section 000): `COMPARE_FLOOR_PAUSE_US`
+//! makes it wait that long (spinning, before its timer starts) between an answer and the next
+//! request, as a client with work of its own would, and `COMPARE_FLOOR_LINES=desk` makes it
+//! send the desk's request lines (its client info, capabilities and request ID) instead of
+//! Python's. `COMPARE_RUNTIME`: `desk` (default;
 //! the desk's own, `support_desk::cli::desk_runtime()`, one thread) or `multi_thread`
 //! (`Runtime::new()`, a thread per core), for the desk and rmcp clients.
 //!
@@ -256,7 +261,22 @@ fn floor_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
         &request(1, "tools/list", json!({"_meta": meta})),
         &mut answer,
     )?;
+    let desk_lines = match std::env::var("COMPARE_FLOOR_LINES").as_deref() {
+        Ok("desk") => true,
+        Ok("python") | Err(_) => false,
+        Ok(other) => bail!("COMPARE_FLOOR_LINES is python or desk, not {other}"),
+    };
     let call = |id: usize| {
+        let meta = if desk_lines {
+            json!({
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+                "io.modelcontextprotocol/clientInfo": {"name": "support-desk", "version": "0.1.0"},
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+                "dev.support-desk/request-id": format!("compare-{id}"),
+            })
+        } else {
+            meta.clone()
+        };
         request(
             id,
             "tools/call",
@@ -269,7 +289,18 @@ fn floor_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
     let lines: Vec<String> = (0..calls).map(|n| call(2 + WARMUP + n)).collect();
     let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child.id())?);
     let mut spans = Vec::with_capacity(calls);
+    let pause = match std::env::var("COMPARE_FLOOR_PAUSE_US") {
+        Ok(us) => Duration::from_micros(
+            us.parse()
+                .context("COMPARE_FLOOR_PAUSE_US must be a whole number")?,
+        ),
+        Err(_) => Duration::ZERO,
+    };
     for line in &lines {
+        let paused = Instant::now();
+        while paused.elapsed() < pause {
+            std::hint::spin_loop();
+        }
         let started = Instant::now();
         exchange(line, &mut answer)?;
         spans.push(started.elapsed());

@@ -11,6 +11,10 @@
 #                                                   # its service loop, on the desk's runtime)
 #   COMPARE_CALLS=2000 COMPARE_ROUNDS=5 benches/compare/run.sh
 #   benches/compare/run.sh profile                  # where each process's CPU goes (perf)
+#   benches/compare/run.sh server                   # what the server's cost per call follows:
+#                                                   # the floor as is, with the desk's request
+#                                                   # lines, pausing 20 us between calls, and the
+#                                                   # desk's client, 5 rounds of 1,000 calls
 #
 # The venv is benches/compare/.venv (git-ignored); mcp==2.3.0 is installed into it when missing.
 set -euo pipefail
@@ -20,7 +24,8 @@ mode="${1:-compare}"
 case $mode in
   compare) ;;
   profile) command -v perf > /dev/null || { echo "profile needs perf (linux-tools)"; exit 1; } ;;
-  *) echo "usage: $0 [profile]"; exit 2 ;;
+  server) ;;
+  *) echo "usage: $0 [profile|server]"; exit 2 ;;
 esac
 calls="${COMPARE_CALLS:-500}"
 rounds="${COMPARE_ROUNDS:-5}"
@@ -63,6 +68,24 @@ if [ "$mode" = profile ]; then
     echo "$side: $line"
     "$venv/bin/python" benches/compare/profile.py "$scratch/$side.stacks" "$line" "$scratch/compare_calls" "$server"
   done
+  exit 0
+fi
+
+if [ "$mode" = server ]; then
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg); each line: wall median us, client CPU us, server CPU us per call"
+  for round in $(seq 1 "$rounds"); do
+    for side in floor floor_desk_lines floor_paused desk; do
+      case $side in
+        floor) knobs=(COMPARE_CLIENT=floor) ;;
+        floor_desk_lines) knobs=(COMPARE_CLIENT=floor COMPARE_FLOOR_LINES=desk) ;;
+        floor_paused) knobs=(COMPARE_CLIENT=floor COMPARE_FLOOR_PAUSE_US=20) ;;
+        desk) knobs=() ;;
+      esac
+      env "${knobs[@]}" COMPARE_CALLS="${COMPARE_CALLS:-1000}" COMPARE_SERVER="$server" COMPARE_DB="$scratch/$side-$round.sqlite3" "$scratch/compare_calls" 2>/dev/null \
+        | "$venv/bin/python" -c 'import json, sys; d = json.load(sys.stdin); print("round %s %-17s %6.1f %6.1f %6.1f" % (sys.argv[1], sys.argv[2], d["median_us"], d["client_cpu_us_per_call"], d["server_cpu_us_per_call"]))' "$round" "$side"
+    done
+  done
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
   exit 0
 fi
 
