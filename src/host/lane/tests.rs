@@ -1,7 +1,7 @@
 //! The lane over real pipes: `sh` children that read the desk's lines into a file and answer
 //! as a script says, with the transport's reader driven as rmcp's service loop drives it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -24,10 +24,28 @@ const ANSWER: &str = r#"{"jsonrpc":"2.0","id":4294967296,"result":{"content":[{"
 const NOTICE: &str =
     r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
 
-/// A server as `sh`: its stdin goes to `seen`, then `script` runs (`read line` takes the
-/// first request).
-fn server(seen: &Path, script: &str) -> ChildStdio {
-    sh(&format!("tee {} | {{ {script}; }}", seen.display()))
+/// A server as `sh` running `script(seen)`, `seen` being a file for what it reads: the
+/// temporary directory it is in, `seen`, the lane to the server, and what its transport
+/// passes on to rmcp.
+fn started(
+    script: impl FnOnce(&Path) -> String,
+) -> (
+    tempfile::TempDir,
+    PathBuf,
+    CallLane,
+    mpsc::UnboundedReceiver<Value>,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seen = dir.path().join("seen");
+    let transport = sh(&script(&seen));
+    let lane = transport.lane();
+    (dir, seen, lane, drive(transport))
+}
+
+/// A script whose stdin goes to `seen`, then `then` runs (`read line` takes the first
+/// request).
+fn teed(seen: &Path, then: &str) -> String {
+    format!("tee {} | {{ {then}; }}", seen.display())
 }
 
 fn sh(script: &str) -> ChildStdio {
@@ -99,14 +117,12 @@ async fn read_lines(seen: &Path, n: usize) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_call_carries_the_client_context_and_its_answer_goes_to_the_caller_not_to_rmcp() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let seen = dir.path().join("seen");
-    let transport = server(
-        &seen,
-        &format!("read line; echo '{NOTICE}'; echo '{ANSWER}'; cat > /dev/null"),
-    );
-    let lane = transport.lane();
-    let mut for_rmcp = drive(transport);
+    let (_dir, seen, lane, mut for_rmcp) = started(|seen| {
+        teed(
+            seen,
+            &format!("read line; echo '{NOTICE}'; echo '{ANSWER}'; cat > /dev/null"),
+        )
+    });
     modern(&lane);
 
     let answer = ended(lane.call_tool(params())).await.expect("answered");
@@ -144,14 +160,12 @@ async fn a_call_carries_the_client_context_and_its_answer_goes_to_the_caller_not
 
 #[tokio::test]
 async fn on_a_revision_with_initialize_a_call_carries_no_client_context() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let seen = dir.path().join("seen");
-    let transport = server(
-        &seen,
-        &format!("read line; echo '{ANSWER}'; cat > /dev/null"),
-    );
-    let lane = transport.lane();
-    let _for_rmcp = drive(transport);
+    let (_dir, seen, lane, _for_rmcp) = started(|seen| {
+        teed(
+            seen,
+            &format!("read line; echo '{ANSWER}'; cat > /dev/null"),
+        )
+    });
     let older = ServerPeerInfo::new(ProtocolVersion::V_2025_11_25, ServerCapabilities::default());
     lane.set_context(&older, &client());
     let mut asked = params();
@@ -171,17 +185,15 @@ async fn on_a_revision_with_initialize_a_call_carries_no_client_context() {
 
 #[tokio::test]
 async fn the_servers_error_for_a_call_is_the_callers_and_an_unknown_id_is_rmcps() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let seen = dir.path().join("seen");
     let stranger = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#;
     let refused =
         r#"{"jsonrpc":"2.0","id":4294967296,"error":{"code":-32602,"message":"no such order"}}"#;
-    let transport = server(
-        &seen,
-        &format!("read line; echo '{stranger}'; echo '{refused}'; cat > /dev/null"),
-    );
-    let lane = transport.lane();
-    let mut for_rmcp = drive(transport);
+    let (_dir, _seen, lane, mut for_rmcp) = started(|seen| {
+        teed(
+            seen,
+            &format!("read line; echo '{stranger}'; echo '{refused}'; cat > /dev/null"),
+        )
+    });
     modern(&lane);
 
     match ended(lane.call_tool(params())).await {
@@ -197,15 +209,13 @@ async fn the_servers_error_for_a_call_is_the_callers_and_an_unknown_id_is_rmcps(
 
 #[tokio::test]
 async fn a_call_given_up_tells_the_server_and_its_late_answer_goes_nowhere() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let seen = dir.path().join("seen");
     // Answers only after the second line (the cancel) has arrived.
-    let transport = server(
-        &seen,
-        &format!("read line; read line; echo '{ANSWER}'; cat > /dev/null"),
-    );
-    let lane = transport.lane();
-    let mut for_rmcp = drive(transport);
+    let (_dir, seen, lane, mut for_rmcp) = started(|seen| {
+        teed(
+            seen,
+            &format!("read line; read line; echo '{ANSWER}'; cat > /dev/null"),
+        )
+    });
     modern(&lane);
 
     let gave_up = tokio::time::timeout(Duration::from_millis(50), lane.call_tool(params())).await;
@@ -221,12 +231,9 @@ async fn a_call_given_up_tells_the_server_and_its_late_answer_goes_nowhere() {
 
 #[tokio::test]
 async fn a_server_that_exits_ends_the_waiting_call_and_the_next_as_a_lost_connection() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let seen = dir.path().join("seen");
     // `head` exits after the first line, and with it the shell and its stdout.
-    let transport = sh(&format!("head -n 1 > {}", seen.display()));
-    let lane = transport.lane();
-    let mut for_rmcp = drive(transport);
+    let (_dir, _seen, lane, mut for_rmcp) =
+        started(|seen| format!("head -n 1 > {}", seen.display()));
     modern(&lane);
 
     let lost = ended(lane.call_tool(params())).await;
@@ -310,4 +317,26 @@ fn a_request_line_is_one_message_with_the_client_context_over_the_callers_keys()
     .expect("a line");
     let bare: Value = serde_json::from_slice(&bare).expect("one JSON message");
     assert_eq!(bare["params"], json!({"name": "ping"}));
+}
+
+#[tokio::test]
+async fn an_answer_over_the_size_limit_reaches_the_caller_as_too_large() {
+    let over = crate::host::oversize::MAX_MESSAGE_BYTES + 1024;
+    let (_dir, _seen, lane, _for_rmcp) = started(|seen| {
+        teed(
+            seen,
+            &format!(
+                r#"read line; printf '{{"jsonrpc":"2.0","id":{FIRST_ID},"result":{{"content":[{{"type":"text","text":"'; head -c {over} /dev/zero | tr '\0' a; printf '"}}]}}}}\n'; cat > /dev/null"#
+            ),
+        )
+    });
+    modern(&lane);
+
+    match ended(lane.call_tool(params())).await {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!(e.code.0, crate::host::oversize::TOO_LARGE_CODE);
+            assert!(e.message.starts_with("too large"), "{}", e.message);
+        }
+        other => panic!("too large: {other:?}"),
+    }
 }
