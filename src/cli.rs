@@ -337,8 +337,9 @@ pub fn main() -> ExitCode {
 /// gets a thread per core. Everything else is one person's work, waiting on servers and a
 /// model: one thread, so a tool call's messages, its caller and the UI never hand each
 /// other across threads (BENCHMARKS.md section 000 measures both for the desk as a whole).
-/// Nothing on it blocks for long: the record's appends are tens of microseconds, and a
-/// stdio server gets a thread of its own ([`crate::serve::stdio`]).
+/// Nothing on it blocks for long: a record append takes tens of microseconds (one during a
+/// checkpoint, milliseconds), and a stdio server gets a thread of its own
+/// ([`crate::serve::stdio`]).
 pub fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
         Command::Serve { .. } => tokio::runtime::Runtime::new(),

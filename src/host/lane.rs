@@ -2,8 +2,8 @@
 //!
 //! rmcp's client sends every request through its service: the caller hands the request to
 //! the service's task over a channel, the service sends it from a task spawned for it, and
-//! the answer comes back over a oneshot. Around a call that is most of what a client costs
-//! (see BENCHMARKS.md). A call on a [`CallLane`] is written to the server's stdin by the
+//! the answer comes back over a oneshot: a large part of what a client spends around a call
+//! (BENCHMARKS.md, sections 00 and 000). A call on a [`CallLane`] is written to the server's stdin by the
 //! caller itself, under the same lock rmcp's own messages take, and the transport's reader
 //! ([`super::stdio::ChildStdio`]) hands its answer straight to the caller. Everything else
 //! (the handshake, listings, the server's own requests and notifications, calls on HTTP or
@@ -103,7 +103,9 @@ impl CallLane {
 
     /// Sets what each call's `_meta` carries, once the handshake has said which revision the
     /// server speaks; as rmcp's client does, only a revision without `initialize` gets it.
-    pub(super) fn set_context(&self, server: &ServerPeerInfo, client: &ClientConfig) {
+    /// `false` when the lane cannot be used (the context would not encode): then rmcp makes
+    /// the calls.
+    pub(super) fn set_context(&self, server: &ServerPeerInfo, client: &ClientConfig) -> bool {
         let context = if server.protocol_version.has_initialize() {
             Context::default()
         } else {
@@ -115,15 +117,15 @@ impl CallLane {
             match Context::of(&meta) {
                 Ok(context) => context,
                 Err(e) => {
-                    // Never for rmcp's own types; the calls then go through rmcp.
                     tracing::error!(error = %e, "cannot encode the client's context for calls");
-                    return;
+                    return false;
                 }
             }
         };
         if self.shared.context.set(context).is_err() {
             tracing::warn!("a call lane's client context was set twice; keeping the first");
         }
+        true
     }
 
     /// One `tools/call` round, as rmcp's `call_tool_once` answers it.

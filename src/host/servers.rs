@@ -381,10 +381,11 @@ impl ServerConn {
             .map(|s| s.name.clone());
         tracing::info!(server = %self.prefix, origin = %self.origin, %revision, tools = tools.len(), "connected");
         // A lane needs the revision the handshake settled on; without it, rmcp makes the calls.
-        let lane = lane.zip(info.as_ref()).map(|(lane, info)| {
-            lane.set_context(info, &self.handler.get_info());
-            lane
-        });
+        let client = self.handler.get_info();
+        let lane = lane
+            .zip(info.as_ref())
+            .filter(|(lane, info)| lane.set_context(info, &client))
+            .map(|(lane, _)| lane);
         Ok(Live {
             service: Arc::new(service),
             lane,
