@@ -39,7 +39,7 @@ use support_desk::headless::{self, RunOptions, Script};
 use support_desk::host::api::Outcome;
 use support_desk::host::calls::{self, CallPlan};
 use support_desk::host::core::{Host, Storage};
-use support_desk::host::servers::{Live, ServerConn};
+use support_desk::host::servers::{CONNECT_TIMEOUT, Live, Reach, ServerConn};
 use support_desk::model::Model;
 use support_desk::model::replay::ReplayModel;
 use support_desk::recording::Recorder;
@@ -62,7 +62,8 @@ const CONCURRENCY_GOAL: f64 = 1.2;
 
 fn main() {
     let selection = Selection::from_args();
-    let runtime = Runtime::new().expect("a tokio runtime");
+    // The desk's own runtime (one thread), so the in-process figures are the desk's.
+    let runtime = support_desk::cli::desk_runtime().expect("a tokio runtime");
     let mut criterion = Criterion::default().configure_from_args();
     let mut report = Report {
         // Criterion's --test and --list runs write no estimates: older ones may be on disk.
@@ -294,12 +295,18 @@ fn tool_call(
             .collect();
         if !calls.is_empty() {
             let (questions, _unanswered) = mpsc::channel(1);
+            // The in-process shop is one of the servers this binary carries, as the CLI has it.
+            let reach = Reach {
+                connect_timeout: CONNECT_TIMEOUT,
+                builtins: support_desk::startup::bundled_servers(),
+                ..Reach::default()
+            };
             let conn = runtime
-                .block_on(ServerConn::connect(
+                .block_on(ServerConn::connect_with(
                     "shop",
                     &transport.shop(),
                     questions,
-                    None,
+                    reach,
                 ))
                 .expect("the shop connects");
             let live = runtime.block_on(conn.live()).expect("a live connection");
