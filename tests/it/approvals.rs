@@ -340,7 +340,7 @@ async fn a_lead_releases_from_their_own_desk_and_the_staff_ticket_goes_on_from_i
     desk.screen.wait_for("shop asks:").await;
     desk.press(b" "); // release: yes
     desk.press(b"\x12"); // Ctrl-R: review
-    desk.screen.wait_for("Review").await;
+    desk.screen.wait_for("will receive:").await;
     desk.press(b"\r");
     until("the approval is answered", || async {
         record.open_approvals().await.expect("approvals").is_empty()

@@ -132,7 +132,7 @@ async fn a_day_at_the_desk_survives_a_kill_and_reopens_as_it_was() {
     desk.press(b"y");
     desk.screen.wait_for("Release refund").await;
     desk.press(b" \x12"); // release: yes; Ctrl-R reviews
-    desk.screen.wait_for("Review").await;
+    desk.screen.wait_for("will receive:").await;
     desk.press(b"\r");
     desk.screen.wait_for("T-0003 drafted").await;
     desk.press(b"e");

@@ -245,7 +245,7 @@ async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_clean
     );
     desk.press(b" "); // release: yes
     desk.press(b"\x12"); // Ctrl-R: review what will be sent
-    desk.screen.wait_for("Review").await;
+    desk.screen.wait_for("will receive:").await;
     desk.press(b"\r"); // accept and send
 
     let done = desk.screen.wait_for("Draft reply").await;
@@ -274,7 +274,7 @@ async fn on_the_embedded_default_a_persons_refund_prompt_replays_to_the_recorded
         "the order comes from the ticket: {arguments}"
     );
     desk.press(b"\x12"); // Ctrl-R: review the arguments
-    desk.screen.wait_for("Review").await;
+    desk.screen.wait_for("will receive:").await;
     desk.press(b"\r");
 
     let done = desk.screen.wait_for("Draft reply").await;
