@@ -153,24 +153,20 @@ impl CallLane {
 
     /// The caller waiting for `id`'s answer, which it no longer is.
     pub(super) fn claim(&self, id: &RequestId) -> Option<oneshot::Sender<Answer>> {
-        self.lock().calls.remove(id)
+        self.shared.lock().calls.remove(id)
     }
 
     /// Whether any call waits for its answer.
     pub(super) fn is_waiting(&self) -> bool {
-        !self.lock().calls.is_empty()
+        !self.shared.lock().calls.is_empty()
     }
 
     /// The transport stopped reading: every waiting call ends as a lost connection, and no
     /// new one is sent.
     pub(super) fn close(&self) {
-        let mut waiting = self.lock();
+        let mut waiting = self.shared.lock();
         waiting.closed = true;
         waiting.calls.clear();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
-        self.shared.lock()
     }
 }
 

@@ -26,10 +26,10 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{Child, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::lane::CallLane;
+use super::lane::{CallLane, Stdin};
 use super::oversize::{Guarded, MAX_MESSAGE_BYTES};
 
 /// The longest line read, as rmcp's own stdio transport has it.
@@ -45,7 +45,7 @@ pub struct ChildStdio {
     line: Vec<u8>,
     /// Dropping the line that went over [`MAX_LINE`], up to its end.
     discarding: bool,
-    write: Arc<Mutex<Option<ChildStdin>>>,
+    write: Stdin,
     /// `tools/call` requests rmcp sent and not yet answered.
     calls: HashSet<RequestId>,
     /// Calls made beside rmcp, whose answers go to their callers.
