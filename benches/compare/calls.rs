@@ -12,7 +12,9 @@
 //! directory), `COMPARE_CLIENT`: `desk` (default), `rmcp` (rmcp's own `call_tool_once` on
 //! the desk's connection, without `host::calls`) or `floor`, a client with no MCP library
 //! at all (blocking pipes, the request lines Python sends, written ahead of time), which
-//! shows what the server and the pipes cost any client. Two knobs of the floor tell what the
+//! shows what the server and the pipes cost any client, or `floor_async`, the floor's
+//! exchanges through Tokio's pipes on the desk's runtime (what waiting on the reactor
+//! costs, with no MCP library). Two knobs of the floor tell what the
 //! server's cost per call depends on (BENCHMARKS.md section 000): `COMPARE_FLOOR_PAUSE_US`
 //! makes it wait that long (spinning, before its timer starts) between an answer and the next
 //! request, as a client with work of its own would, and `COMPARE_FLOOR_LINES=desk` makes it
@@ -84,8 +86,20 @@ fn main() -> anyhow::Result<()> {
             "floor: blocking pipes, no MCP library".to_owned(),
             floor_calls(&server, &db, calls)?,
         ),
-        Ok(other) => bail!("COMPARE_CLIENT is desk, rmcp or floor, not {other}"),
+        Ok("floor_async") => (
+            "floor_async: Tokio's pipes on the desk's runtime, no MCP library".to_owned(),
+            support_desk::cli::desk_runtime()?.block_on(floor_async_calls(&server, &db, calls))?,
+        ),
+        Ok(other) => {
+            bail!("COMPARE_CLIENT is desk, rmcp, floor or floor_async, not {other}")
+        }
     };
+    println!("{}", report(&client, &server, timed));
+    Ok(())
+}
+
+/// One client's figures as the JSON line `run.sh` reads.
+fn report(client: &str, server: &str, timed: Timed) -> Value {
     let Timed {
         protocol,
         server_pid,
@@ -93,26 +107,26 @@ fn main() -> anyhow::Result<()> {
         client_cpu,
         server_cpu,
     } = timed;
+    let calls = spans.len() as u32;
     spans.sort();
-    let micros = |d: Duration| (d.as_nanos() as f64 / 100.0).round() / 10.0;
-    let mean = spans.iter().sum::<Duration>() / calls as u32;
-    println!(
-        "{}",
-        json!({
-            "client": client,
-            "server": server,
-            "protocol": protocol,
-            "calls": calls,
-            "median_us": micros(nearest_rank(&spans, 0.50)),
-            "p99_us": micros(nearest_rank(&spans, 0.99)),
-            "mean_us": micros(mean),
-            "client_cpu_us_per_call": micros(client_cpu / calls as u32),
-            "server_cpu_us_per_call": micros(server_cpu / calls as u32),
-            "client_pid": std::process::id(),
-            "server_pid": server_pid,
-        })
-    );
-    Ok(())
+    let mean = spans.iter().sum::<Duration>() / calls;
+    json!({
+        "client": client,
+        "server": server,
+        "protocol": protocol,
+        "calls": calls,
+        "median_us": micros(nearest_rank(&spans, 0.50)),
+        "p99_us": micros(nearest_rank(&spans, 0.99)),
+        "mean_us": micros(mean),
+        "client_cpu_us_per_call": micros(client_cpu / calls),
+        "server_cpu_us_per_call": micros(server_cpu / calls),
+        "client_pid": std::process::id(),
+        "server_pid": server_pid,
+    })
+}
+
+fn micros(d: Duration) -> f64 {
+    (d.as_nanos() as f64 / 100.0).round() / 10.0
 }
 
 fn kind_is_rmcp(kind: Result<&str, &std::env::VarError>) -> bool {
@@ -135,16 +149,34 @@ fn serve_shop_args(db: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `bare`: rmcp's own `call_tool_once` on the desk's connection instead of the desk's
-/// `host::calls::call`, to tell rmcp's share of the client's cost from the desk's.
-async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow::Result<Timed> {
+/// The desk's plan for call `n`: what `host::calls::call` is given for each.
+fn order_plan(n: usize) -> CallPlan {
+    let mut arguments = Map::new();
+    arguments.insert("order_id".into(), Value::String("O-1744".into()));
+    CallPlan {
+        ticket: "compare".into(),
+        tool: TOOL.into(),
+        arguments,
+        request_id: format!("compare-{n}"),
+        retry_if_lost: true,
+        timeout: Duration::from_secs(10),
+        max_rounds: 10,
+        max_result_bytes: 65536,
+        lead_forms: false,
+    }
+}
+
+/// The desk's connection to a shop server on `db`, with the revision it speaks.
+async fn desk_connect(
+    server: &str,
+    db: &Path,
+    questions: mpsc::Sender<support_desk::host::api::Question>,
+) -> anyhow::Result<(ServerConn, String)> {
     let config = ServerConfig {
         command: Some(server.to_owned()),
         args: serve_shop_args(db),
         ..ServerConfig::default()
     };
-    // Nobody answers questions: get_order_status asks none.
-    let (questions, _unanswered) = mpsc::channel(1);
     // connect() lists the tools, as the Python client does before its first call.
     let conn = ServerConn::connect("shop", &config, questions, None).await?;
     let protocol = conn
@@ -152,19 +184,17 @@ async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow
         .await
         .map(|live| live.revision.clone())
         .unwrap_or_default();
-    let mut arguments = Map::new();
-    arguments.insert("order_id".into(), Value::String("O-1744".into()));
-    let plan = |n: usize| CallPlan {
-        ticket: "compare".into(),
-        tool: TOOL.into(),
-        arguments: arguments.clone(),
-        request_id: format!("compare-{n}"),
-        retry_if_lost: true,
-        timeout: Duration::from_secs(10),
-        max_rounds: 10,
-        max_result_bytes: 65536,
-        lead_forms: false,
-    };
+    Ok((conn, protocol))
+}
+
+/// `bare`: rmcp's own `call_tool_once` on the desk's connection instead of the desk's
+/// `host::calls::call`, to tell rmcp's share of the client's cost from the desk's.
+async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow::Result<Timed> {
+    // Nobody answers questions: get_order_status asks none.
+    let (questions, _unanswered) = mpsc::channel(1);
+    let (conn, protocol) = desk_connect(server, db, questions).await?;
+    let plan = order_plan;
+    let arguments = order_plan(0).arguments;
     let live = conn
         .current()
         .await
@@ -215,105 +245,220 @@ async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow
 
 const PROTOCOL: &str = "2026-07-28";
 
-/// The least a client can do: one thread, blocking pipes, each request line prepared before
-/// its timer starts, the answer read as one line and checked by a substring.
-fn floor_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
-    let mut child = Command::new(server)
+/// The lines a floor client sends: the handshake's two, the warm-up calls, the timed calls.
+struct FloorLines {
+    discover: String,
+    list: String,
+    warmup: Vec<String>,
+    timed: Vec<String>,
+}
+
+impl FloorLines {
+    fn new(calls: usize) -> anyhow::Result<Self> {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+            "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0.1.0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let request = |id: usize, method: &str, params: Value| {
+            let mut line =
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+            line.push('\n');
+            line
+        };
+        let desk_lines = match std::env::var("COMPARE_FLOOR_LINES").as_deref() {
+            Ok("desk") => true,
+            Ok("python") | Err(_) => false,
+            Ok(other) => bail!("COMPARE_FLOOR_LINES is python or desk, not {other}"),
+        };
+        let call = |id: usize| {
+            let meta = if desk_lines {
+                json!({
+                    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+                    "io.modelcontextprotocol/clientInfo": {"name": "support-desk", "version": "0.1.0"},
+                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+                    "dev.support-desk/request-id": format!("compare-{id}"),
+                })
+            } else {
+                meta.clone()
+            };
+            request(
+                id,
+                "tools/call",
+                json!({"name": TOOL, "arguments": {"order_id": "O-1744"}, "_meta": meta}),
+            )
+        };
+        Ok(Self {
+            discover: request(0, "server/discover", json!({"_meta": meta})),
+            list: request(1, "tools/list", json!({"_meta": meta})),
+            warmup: (0..WARMUP).map(|n| call(2 + n)).collect(),
+            timed: (0..calls).map(|n| call(2 + WARMUP + n)).collect(),
+        })
+    }
+}
+
+/// How long the floor waits between an answer and its next request (`COMPARE_FLOOR_PAUSE_US`).
+fn floor_pause() -> anyhow::Result<Duration> {
+    match std::env::var("COMPARE_FLOOR_PAUSE_US") {
+        Ok(us) => Ok(Duration::from_micros(
+            us.parse()
+                .context("COMPARE_FLOOR_PAUSE_US must be a whole number")?,
+        )),
+        Err(_) => Ok(Duration::ZERO),
+    }
+}
+
+fn spin(pause: Duration) {
+    let paused = Instant::now();
+    while paused.elapsed() < pause {
+        std::hint::spin_loop();
+    }
+}
+
+fn check_answer(answer: &str) -> anyhow::Result<()> {
+    if !answer.contains("\"isError\":false") {
+        bail!("{TOOL} failed: {answer}");
+    }
+    Ok(())
+}
+
+/// The shop server on `db`, for a floor client: piped stdin and stdout, no stderr.
+fn shop_command(server: &str, db: &Path) -> Command {
+    let mut command = Command::new(server);
+    command
         .args(serve_shop_args(db))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// A floor client's server: blocking pipes, the handshake done.
+struct FloorPipes {
+    child: std::process::Child,
+    to_server: std::process::ChildStdin,
+    from_server: BufReader<std::process::ChildStdout>,
+    answer: String,
+}
+
+impl FloorPipes {
+    fn start(server: &str, db: &Path, lines: &FloorLines) -> anyhow::Result<Self> {
+        let mut child = shop_command(server, db)
+            .spawn()
+            .with_context(|| format!("starting {server}"))?;
+        let mut pipes = Self {
+            to_server: child.stdin.take().context("the server's stdin")?,
+            from_server: BufReader::new(child.stdout.take().context("the server's stdout")?),
+            child,
+            answer: String::new(),
+        };
+        pipes.exchange(&lines.discover)?;
+        pipes.exchange(&lines.list)?;
+        Ok(pipes)
+    }
+
+    /// Sends `line` and reads the answer to it.
+    fn exchange(&mut self, line: &str) -> anyhow::Result<&str> {
+        self.to_server.write_all(line.as_bytes())?;
+        self.to_server.flush()?;
+        // Skip notifications; the one request in flight is answered next.
+        loop {
+            self.answer.clear();
+            if self.from_server.read_line(&mut self.answer)? == 0 {
+                bail!("the server closed its stdout");
+            }
+            if self.answer.contains("\"id\"") {
+                return Ok(&self.answer);
+            }
+        }
+    }
+
+    fn stop(mut self) -> anyhow::Result<()> {
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+/// The least a client can do: one thread, blocking pipes, each request line prepared before
+/// its timer starts, the answer read as one line and checked by a substring.
+fn floor_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
+    let lines = FloorLines::new(calls)?;
+    let mut pipes = FloorPipes::start(server, db, &lines)?;
+    let pause = floor_pause()?;
+    for line in &lines.warmup {
+        pipes.exchange(line)?;
+    }
+    let server_pid = pipes.child.id();
+    let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(server_pid)?);
+    let mut spans = Vec::with_capacity(calls);
+    for line in &lines.timed {
+        spin(pause);
+        let started = Instant::now();
+        let answer = pipes.exchange(line)?;
+        spans.push(started.elapsed());
+        check_answer(answer)?;
+    }
+    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(server_pid)?);
+    pipes.stop()?;
+    Ok(Timed {
+        protocol: PROTOCOL.to_owned(),
+        server_pid,
+        spans,
+        client_cpu: client_after - client_before,
+        server_cpu: server_after - server_before,
+    })
+}
+
+/// The floor's exchanges through Tokio's pipes on the desk's runtime instead of blocking
+/// ones: what waiting on the reactor costs, with no MCP library and no other work.
+async fn floor_async_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut child = tokio::process::Command::from(shop_command(server, db))
         .spawn()
         .with_context(|| format!("starting {server}"))?;
     let mut to_server = child.stdin.take().context("the server's stdin")?;
-    let mut from_server = BufReader::new(child.stdout.take().context("the server's stdout")?);
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0.1.0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let request = |id: usize, method: &str, params: Value| {
-        let mut line =
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-        line.push('\n');
-        line
-    };
+    let mut from_server =
+        tokio::io::BufReader::new(child.stdout.take().context("the server's stdout")?);
     let mut answer = String::new();
-    let mut exchange = |line: &str, answer: &mut String| -> anyhow::Result<()> {
-        to_server.write_all(line.as_bytes())?;
-        to_server.flush()?;
-        // Skip notifications; the one request in flight is answered next.
+    let lines = FloorLines::new(calls)?;
+    let pause = floor_pause()?;
+    let server_pid = child.id().context("the server's pid")?;
+    let mut cpu_before = None;
+    let mut spans = Vec::with_capacity(calls);
+    let untimed = [&lines.discover, &lines.list]
+        .into_iter()
+        .chain(&lines.warmup);
+    for (n, line) in untimed.chain(&lines.timed).enumerate() {
+        let timed = n >= 2 + WARMUP;
+        if timed && cpu_before.is_none() {
+            cpu_before = Some((cpu_time(std::process::id())?, cpu_time(server_pid)?));
+        }
+        if timed {
+            spin(pause);
+        }
+        let started = Instant::now();
+        to_server.write_all(line.as_bytes()).await?;
         loop {
             answer.clear();
-            if from_server.read_line(answer)? == 0 {
+            if from_server.read_line(&mut answer).await? == 0 {
                 bail!("the server closed its stdout");
             }
             if answer.contains("\"id\"") {
-                return Ok(());
+                break;
             }
         }
-    };
-    exchange(
-        &request(0, "server/discover", json!({"_meta": meta})),
-        &mut answer,
-    )?;
-    exchange(
-        &request(1, "tools/list", json!({"_meta": meta})),
-        &mut answer,
-    )?;
-    let desk_lines = match std::env::var("COMPARE_FLOOR_LINES").as_deref() {
-        Ok("desk") => true,
-        Ok("python") | Err(_) => false,
-        Ok(other) => bail!("COMPARE_FLOOR_LINES is python or desk, not {other}"),
-    };
-    let call = |id: usize| {
-        let meta = if desk_lines {
-            json!({
-                "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-                "io.modelcontextprotocol/clientInfo": {"name": "support-desk", "version": "0.1.0"},
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
-                "dev.support-desk/request-id": format!("compare-{id}"),
-            })
-        } else {
-            meta.clone()
-        };
-        request(
-            id,
-            "tools/call",
-            json!({"name": TOOL, "arguments": {"order_id": "O-1744"}, "_meta": meta}),
-        )
-    };
-    for n in 0..WARMUP {
-        exchange(&call(2 + n), &mut answer)?;
-    }
-    let lines: Vec<String> = (0..calls).map(|n| call(2 + WARMUP + n)).collect();
-    let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child.id())?);
-    let mut spans = Vec::with_capacity(calls);
-    let pause = match std::env::var("COMPARE_FLOOR_PAUSE_US") {
-        Ok(us) => Duration::from_micros(
-            us.parse()
-                .context("COMPARE_FLOOR_PAUSE_US must be a whole number")?,
-        ),
-        Err(_) => Duration::ZERO,
-    };
-    for line in &lines {
-        let paused = Instant::now();
-        while paused.elapsed() < pause {
-            std::hint::spin_loop();
-        }
-        let started = Instant::now();
-        exchange(line, &mut answer)?;
-        spans.push(started.elapsed());
-        if !answer.contains("\"isError\":false") {
-            bail!("{TOOL} failed: {answer}");
+        if timed {
+            spans.push(started.elapsed());
+            check_answer(&answer)?;
         }
     }
-    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(child.id())?);
-    child.kill()?;
-    child.wait()?;
+    let (client_before, server_before) = cpu_before.context("no timed calls")?;
+    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(server_pid)?);
+    child.kill().await?;
     Ok(Timed {
         protocol: PROTOCOL.to_owned(),
-        server_pid: child.id(),
+        server_pid,
         spans,
         client_cpu: client_after - client_before,
         server_cpu: server_after - server_before,
@@ -333,6 +478,14 @@ fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
 
 /// The server: the one child process of this one.
 fn only_child() -> anyhow::Result<u32> {
+    match children()?[..] {
+        [child] => Ok(child),
+        ref children => bail!("expected one server process, found children {children:?}"),
+    }
+}
+
+/// This process's child processes.
+fn children() -> anyhow::Result<Vec<u32>> {
     let me = std::process::id();
     let mut children = Vec::new();
     for entry in std::fs::read_dir("/proc")? {
@@ -354,10 +507,7 @@ fn only_child() -> anyhow::Result<u32> {
             children.push(pid);
         }
     }
-    match children[..] {
-        [child] => Ok(child),
-        _ => bail!("expected one server process, found children {children:?}"),
-    }
+    Ok(children)
 }
 
 fn nearest_rank(sorted: &[Duration], fraction: f64) -> Duration {

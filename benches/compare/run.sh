@@ -11,6 +11,10 @@
 #                                                   # its service loop, on the desk's runtime)
 #   COMPARE_CALLS=2000 COMPARE_ROUNDS=5 benches/compare/run.sh
 #   benches/compare/run.sh profile                  # where each process's CPU goes (perf)
+#   benches/compare/run.sh placed                   # the same clients with the CPUs fixed: each
+#                                                   # client and its server pinned to one CPU,
+#                                                   # then client on CPU 0 and server on CPU 1
+#                                                   # (taskset); ratios per placement
 #   benches/compare/run.sh server                   # what the server's cost per call follows:
 #                                                   # the floor as is, with the desk's request
 #                                                   # lines, pausing 20 us between calls, and the
@@ -25,7 +29,8 @@ case $mode in
   compare) ;;
   profile) command -v perf > /dev/null || { echo "profile needs perf (linux-tools)"; exit 1; } ;;
   server) ;;
-  *) echo "usage: $0 [profile|server]"; exit 2 ;;
+  placed) command -v taskset > /dev/null || { echo "placed needs taskset (util-linux)"; exit 1; } ;;
+  *) echo "usage: $0 [profile|placed|server]"; exit 2 ;;
 esac
 calls="${COMPARE_CALLS:-500}"
 rounds="${COMPARE_ROUNDS:-5}"
@@ -68,6 +73,70 @@ if [ "$mode" = profile ]; then
     echo "$side: $line"
     "$venv/bin/python" benches/compare/profile.py "$scratch/$side.stacks" "$line" "$scratch/compare_calls" "$server"
   done
+  exit 0
+fi
+
+if [ "$mode" = placed ]; then
+  # Where the scheduler puts a server beside its client decides most of a call's time on this
+  # machine (BENCHMARKS.md, section 0000), and it decides anew for every process. Here it is
+  # fixed: "one" pins the client and its server (which inherits the mask) to CPU 0, "two"
+  # pins the client to CPU 0 and its server to CPU 1.
+  printf '#!/bin/sh\nexec taskset -c 1 "%s" "$@"\n' "$server" > "$scratch/server-on-cpu1"
+  chmod +x "$scratch/server-on-cpu1"
+  echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  : > "$scratch/placed"
+  for round in $(seq 1 "$rounds"); do
+    case $((round % 3)) in
+      1) order="rust python floor" ;;
+      2) order="python floor rust" ;;
+      0) order="floor rust python" ;;
+    esac
+    for placement in one two; do
+      case $placement in
+        one) on="$server" ;;
+        two) on="$scratch/server-on-cpu1" ;;
+      esac
+      for side in $order; do
+        db="$scratch/$placement-$side-$round.sqlite3"
+        case $side in
+          rust) line="$(COMPARE_CALLS="$calls" COMPARE_SERVER="$on" COMPARE_DB="$db" taskset -c 0 "$scratch/compare_calls" 2>/dev/null)" ;;
+          floor) line="$(COMPARE_CLIENT=floor COMPARE_CALLS="$calls" COMPARE_SERVER="$on" COMPARE_DB="$db" taskset -c 0 "$scratch/compare_calls" 2>/dev/null)" ;;
+          python) line="$(COMPARE_CALLS="$calls" taskset -c 0 "$venv/bin/python" benches/compare/python_calls.py "$on" "$db" 2>/dev/null)" ;;
+        esac
+        echo "round $round $placement $side: $line"
+        echo "$round $placement $side $line" >> "$scratch/placed"
+      done
+    done
+  done
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$venv/bin/python" - "$scratch/placed" <<'EOF'
+import json, statistics, sys
+
+rows = {}
+for raw in open(sys.argv[1]):
+    round_, placement, side, line = raw.rstrip("\n").split(" ", 3)
+    rows.setdefault(placement, {}).setdefault(round_, {})[side] = json.loads(line)
+sides = ("rust", "python", "floor")
+for placement, label in (("one", "client and server on CPU 0"), ("two", "client on CPU 0, server on CPU 1")):
+    print()
+    print(f"{label}: wall per call, us (median / p99), then CPU per call, us (client + server)")
+    print("round  rust            python          floor              rust           python         floor")
+    for round_, row in rows[placement].items():
+        wall = "  ".join(f"{row[s]['median_us']:>6.1f} /{row[s]['p99_us']:>7.1f}" for s in sides)
+        cpu = "  ".join(f"{row[s]['client_cpu_us_per_call']:>5.1f} +{row[s]['server_cpu_us_per_call']:>6.1f}" for s in sides)
+        print(f"{round_:>5}  {wall}    {cpu}")
+
+    def show(name, top, bottom, goal=""):
+        ratios = [row[top]["median_us"] / row[bottom]["median_us"] for row in rows[placement].values()]
+        print(f"{placement}: {name:<26} {'  '.join(f'{r:.2f}x' for r in ratios)}  -> median {statistics.median(ratios):.2f}x{goal}")
+
+    show("python/rust, wall median", "python", "rust", " (goal: at least 10x)")
+    show("python/floor, wall median", "python", "floor")
+    show("rust/floor, wall median", "rust", "floor", " (goal: within 1.3x)")
+    client = [row["rust"]["client_cpu_us_per_call"] for row in rows[placement].values()]
+    server = [row["rust"]["server_cpu_us_per_call"] for row in rows[placement].values()]
+    print(f"{placement}: rust's client CPU per call median {statistics.median(client):.1f} us (goal: 15 us), server CPU per call median {statistics.median(server):.1f} us (goal: 25 us)")
+EOF
   exit 0
 fi
 

@@ -130,9 +130,9 @@ pub async fn resume(
     if run.stale_state { Err(run) } else { Ok(run) }
 }
 
-async fn call_from(conn: &ServerConn, plan: CallPlan, next: Option<NextRound>) -> CallRun {
-    let mut params =
-        CallToolRequestParams::new(plan.tool.clone()).with_arguments(plan.arguments.clone());
+async fn call_from(conn: &ServerConn, mut plan: CallPlan, next: Option<NextRound>) -> CallRun {
+    let arguments = std::mem::take(&mut plan.arguments);
+    let mut params = CallToolRequestParams::new(plan.tool.clone()).with_arguments(arguments);
     if let Some(next) = next {
         params.input_responses = Some(next.responses);
         params.request_state = next.request_state;
@@ -218,7 +218,9 @@ async fn call_from(conn: &ServerConn, plan: CallPlan, next: Option<NextRound>) -
                 if plan.lead_forms {
                     return park(conn, requests, required.request_state, exchanges);
                 }
-                match answer_round(conn, &plan.ticket, requests, &mut exchanges).await {
+                // Boxed: a person's answer is rare beside a call, and large to hold.
+                let answered = Box::pin(answer_round(conn, &plan.ticket, requests, &mut exchanges));
+                match answered.await {
                     Ok(responses) => params.input_responses = Some(responses),
                     Err(problem) => return CallRun::failed(problem, exchanges),
                 }

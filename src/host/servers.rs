@@ -116,7 +116,9 @@ impl Live {
     ) -> Result<CallToolResponse, ServiceError> {
         match &self.lane {
             Some(lane) => lane.call_tool(params).await,
-            None => self.service.call_tool_once(params).await,
+            // Boxed: rmcp's future is some kilobytes, and this one is moved into each
+            // caller's state; unboxed, every lane call would copy that much as well.
+            None => Box::pin(self.service.call_tool_once(params)).await,
         }
     }
 }
@@ -232,7 +234,8 @@ impl ServerConn {
         if slot.is_some() {
             tracing::warn!(server = %self.prefix, "server connection was lost; starting it again");
         }
-        let live = Arc::new(self.start().await?);
+        // Boxed: starting a server is a large future, and this one sits in every call's.
+        let live = Arc::new(Box::pin(self.start()).await?);
         *slot = Some(Arc::clone(&live));
         Ok(live)
     }

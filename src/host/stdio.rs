@@ -5,11 +5,13 @@
 //! which buffers the whole message and tries each shape in turn, and then `ServerResult`'s
 //! untagged variants one by one until `CallToolResult` fits: a profile of a tool call put
 //! more than a third of the client's CPU there. This transport knows which of its requests
-//! are `tools/call`s, so an answer to one is read straight into a `CallToolResult` (whose own
-//! deserializer refuses anything but a complete result); anything else, or an answer that
-//! does not fit, goes through rmcp's own deserializer as before. Stdout is read through the
-//! desk's size guard ([`super::oversize`]), which cuts a message over its limit and answers the
-//! request with "too large"; lines longer than [`MAX_LINE`] are dropped, as rmcp drops them.
+//! are `tools/call`s, so an answer to one is read straight into a `CallToolResult`: by
+//! [`answer::read`] when it has the one shape rmcp's servers write, else by serde (whose
+//! `CallToolResult` refuses anything but a complete result); anything else, or an answer
+//! that does not fit, goes through rmcp's own deserializer as before. Stdout is read through
+//! the desk's size guard ([`super::oversize`]), which cuts a message over its limit and
+//! answers the request with "too large"; lines longer than [`MAX_LINE`] are dropped, as rmcp
+//! drops them.
 //! The answer to a call made on the transport's [`CallLane`] goes to its caller, not to rmcp.
 
 use std::collections::HashSet;
@@ -31,6 +33,8 @@ use tokio::sync::Mutex;
 
 use super::lane::{CallLane, Stdin};
 use super::oversize::{Guarded, MAX_MESSAGE_BYTES};
+
+mod answer;
 
 /// The longest line read, as rmcp's own stdio transport has it.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -62,18 +66,21 @@ fn decode(
 ) -> Option<RxJsonRpcMessage<RoleClient>> {
     let lane_waits = lane.is_waiting();
     if (lane_waits || !calls.is_empty())
-        && let Ok(answer) = serde_json::from_slice::<CallAnswer>(line)
+        && let Some((id, result)) = answer::read(line).or_else(|| {
+            let answer = serde_json::from_slice::<CallAnswer>(line).ok()?;
+            Some((answer.id, answer.result))
+        })
     {
-        if lane_waits && let Some(caller) = lane.claim(&answer.id) {
+        if lane_waits && let Some(caller) = lane.claim(&id) {
             // The caller may have given up meanwhile; then nobody wants it.
-            let _ = caller.send(Ok(ServerResult::CallToolResult(answer.result)));
+            let _ = caller.send(Ok(ServerResult::CallToolResult(result)));
             return None;
         }
-        if calls.remove(&answer.id) {
+        if calls.remove(&id) {
             return Some(JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc: answer.jsonrpc,
-                id: answer.id,
-                result: ServerResult::CallToolResult(answer.result),
+                jsonrpc: JsonRpcVersion2_0,
+                id,
+                result: ServerResult::CallToolResult(result),
             }));
         }
     }
@@ -106,10 +113,14 @@ fn decode(
     }
 }
 
-/// An answer to a `tools/call`, read in one pass.
+/// An answer to a `tools/call`, read in one pass (when [`answer::read`] does not take it).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CallAnswer {
+    #[expect(
+        dead_code,
+        reason = "only \"2.0\" deserializes: the field checks the version"
+    )]
     jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
     result: CallToolResult,
@@ -144,7 +155,7 @@ impl ChildStdio {
             if available.is_empty() {
                 return Ok(false);
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |at| at + 1);
             let too_long = self.line.len().saturating_add(take) > MAX_LINE;
             if !self.discarding && !too_long {

@@ -1,0 +1,199 @@
+//! A tool call's answer in the one shape rmcp's servers write it, read without a general
+//! JSON parser.
+//!
+//! A profile of the desk's client put half of its own work per call in decoding the answer,
+//! most of it in serde_json taking apart a text block that is itself JSON, one escape at a
+//! time (BENCHMARKS.md, section 0000). An rmcp server writes a complete result with text
+//! blocks always the same way: compact, its fields in one order, `resultType` only on a
+//! revision that has it. [`read`] takes exactly that and nothing else:
+//!
+//! ```text
+//! {"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"…"}],"isError":false}}
+//! ```
+//!
+//! with any number of text blocks, and `resultType` and `isError` each there or not. Any
+//! other line (whitespace, another order, an image, `structuredContent`, `_meta`, a string
+//! ID, an escape it does not know, a control character, bytes that are not UTF-8) gives
+//! `None`, and the caller reads it with serde as before. What it does take, it reads as
+//! serde_json and rmcp's own deserializers would: the tests hold the two side by side.
+
+use rmcp::model::{CallToolResult, ContentBlock, RequestId, ResultType, TextContent};
+
+/// The request a line answers and its result, when the line has the one shape.
+pub(super) fn read(line: &[u8]) -> Option<(RequestId, CallToolResult)> {
+    let mut cursor = Cursor { bytes: line, at: 0 };
+    cursor.expect(br#"{"jsonrpc":"2.0","id":"#)?;
+    let id = cursor.id()?;
+    cursor.expect(br#","result":{"#)?;
+    let result_type = cursor
+        .eat(br#""resultType":"complete","#)
+        .then_some(ResultType::COMPLETE);
+    cursor.expect(br#""content":["#)?;
+    let mut content = Vec::new();
+    if !cursor.eat(b"]") {
+        loop {
+            cursor.expect(br#"{"type":"text","text":""#)?;
+            content.push(ContentBlock::Text(TextContent::new(cursor.string()?)));
+            cursor.expect(b"}")?;
+            if cursor.eat(b"]") {
+                break;
+            }
+            cursor.expect(b",")?;
+        }
+    }
+    let is_error = if cursor.eat(br#","isError":false"#) {
+        Some(false)
+    } else if cursor.eat(br#","isError":true"#) {
+        Some(true)
+    } else {
+        None
+    };
+    cursor.expect(b"}}")?;
+    if cursor.at != line.len() {
+        return None;
+    }
+    let mut result = CallToolResult::default();
+    result.result_type = result_type;
+    result.content = content;
+    result.is_error = is_error;
+    Some((id, result))
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn rest(&self) -> &[u8] {
+        &self.bytes[self.at..]
+    }
+
+    /// Steps over `literal` if it comes next.
+    fn eat(&mut self, literal: &[u8]) -> bool {
+        let next = self.rest().starts_with(literal);
+        if next {
+            self.at += literal.len();
+        }
+        next
+    }
+
+    fn expect(&mut self, literal: &[u8]) -> Option<()> {
+        self.eat(literal).then_some(())
+    }
+
+    /// A numeric ID as JSON writes a whole number: no sign, no leading zero, no fraction or
+    /// exponent, and few enough digits that it cannot overflow.
+    fn id(&mut self) -> Option<RequestId> {
+        let digits = self
+            .rest()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let text = &self.rest()[..digits];
+        if digits == 0 || digits > 18 || (digits > 1 && text[0] == b'0') {
+            return None;
+        }
+        let id = text
+            .iter()
+            .fold(0i64, |n, digit| n * 10 + i64::from(digit - b'0'));
+        self.at += digits;
+        Some(RequestId::Number(id))
+    }
+
+    /// A string's contents up to its closing quote, which is stepped over; the opening quote
+    /// is behind the cursor already.
+    fn string(&mut self) -> Option<String> {
+        let rest = self.rest();
+        // Room for the rest of the line, up to a point: escapes only shorten the text.
+        let mut text = Vec::with_capacity(rest.len().min(64 * 1024));
+        let (mut at, mut run) = (0, 0);
+        loop {
+            let byte = *rest.get(at)?;
+            if !STOPS[usize::from(byte)] {
+                at += 1;
+                continue;
+            }
+            text.extend_from_slice(&rest[run..at]);
+            match byte {
+                b'"' => break,
+                b'\\' => {
+                    let used = escape(&rest[at + 1..], &mut text)?;
+                    at += 1 + used;
+                    run = at;
+                }
+                // A control character: JSON has these escaped, and serde_json refuses them raw.
+                _ => return None,
+            }
+        }
+        self.at += at + 1;
+        if text.capacity() > 2 * text.len() + 64 {
+            text.shrink_to_fit();
+        }
+        // An escape always writes whole characters, so the text is UTF-8 exactly when each
+        // raw run of it is.
+        String::from_utf8(text).ok()
+    }
+}
+
+/// The bytes a string's raw run stops at: its end, an escape, a control character.
+static STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        stops[byte] = true;
+        byte += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
+/// Writes the character an escape (after its backslash) stands for; how many bytes it took.
+fn escape(after: &[u8], text: &mut Vec<u8>) -> Option<usize> {
+    let simple = match after.first()? {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0C,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'u' => {
+            let (unescaped, used) = unicode(&after[1..])?;
+            let mut utf8 = [0; 4];
+            text.extend_from_slice(unescaped.encode_utf8(&mut utf8).as_bytes());
+            return Some(used);
+        }
+        _ => return None,
+    };
+    text.push(simple);
+    Some(1)
+}
+
+/// A `\u` escape's character (after the `u`) and the bytes it took from the `u` on, a
+/// surrogate pair being one character. A lone surrogate is no character: serde_json refuses
+/// it, so this does too.
+fn unicode(after: &[u8]) -> Option<(char, usize)> {
+    let first = hex4(after)?;
+    if !(0xD800..0xDC00).contains(&first) {
+        return char::from_u32(first).map(|c| (c, 5));
+    }
+    let second = hex4(after.get(4..)?.strip_prefix(b"\\u")?)?;
+    if !(0xDC00..0xE000).contains(&second) {
+        return None;
+    }
+    let code = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+    char::from_u32(code).map(|c| (c, 11))
+}
+
+fn hex4(bytes: &[u8]) -> Option<u32> {
+    bytes.get(..4)?.iter().try_fold(0u32, |n, b| {
+        let digit = char::from(*b).to_digit(16)?;
+        Some(n * 16 + digit)
+    })
+}
+
+#[cfg(test)]
+mod tests;
