@@ -107,21 +107,15 @@ impl Cursor<'_> {
         let rest = self.rest();
         // Room for the rest of the line, up to a point: escapes only shorten the text.
         let mut text = Vec::with_capacity(rest.len().min(64 * 1024));
-        let (mut at, mut run) = (0, 0);
+        let mut at = 0;
         loop {
-            let byte = *rest.get(at)?;
-            if !STOPS[usize::from(byte)] {
-                at += 1;
-                continue;
-            }
-            text.extend_from_slice(&rest[run..at]);
-            match byte {
+            let run = &rest[at..];
+            let stop = run.iter().position(|b| STOPS[usize::from(*b)])?;
+            text.extend_from_slice(&run[..stop]);
+            at += stop;
+            match rest[at] {
                 b'"' => break,
-                b'\\' => {
-                    let used = escape(&rest[at + 1..], &mut text)?;
-                    at += 1 + used;
-                    run = at;
-                }
+                b'\\' => at += 1 + escape(&rest[at + 1..], &mut text)?,
                 // A control character: JSON has these escaped, and serde_json refuses them raw.
                 _ => return None,
             }
