@@ -1,9 +1,9 @@
 //! A tool call's answer in the one shape rmcp's servers write it, read without a general
 //! JSON parser.
 //!
-//! A profile of the desk's client put half of its own work per call in decoding the answer,
-//! most of it in serde_json taking apart a text block that is itself JSON, one escape at a
-//! time (BENCHMARKS.md, section 0000). An rmcp server writes a complete result with text
+//! A profile of the desk's client put nearly half of its own work per call in decoding the
+//! answer, most of it in serde_json taking apart a text block that is itself JSON, one escape
+//! at a time (BENCHMARKS.md, section 0000). An rmcp server writes a complete result with text
 //! blocks always the same way: compact, its fields in one order, `resultType` only on a
 //! revision that has it. [`read`] takes exactly that and nothing else:
 //!
