@@ -141,6 +141,25 @@ struct Timed {
     server_cpu: Duration,
 }
 
+impl Timed {
+    /// A floor client's figures: its spans, and the CPU this process and `server_pid` used
+    /// since `before` (the two CPU times as [`cpu_time`] read them then).
+    fn floor(
+        server_pid: u32,
+        spans: Vec<Duration>,
+        before: (Duration, Duration),
+    ) -> anyhow::Result<Self> {
+        let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(server_pid)?);
+        Ok(Self {
+            protocol: PROTOCOL.to_owned(),
+            server_pid,
+            spans,
+            client_cpu: client_after - before.0,
+            server_cpu: server_after - before.1,
+        })
+    }
+}
+
 fn serve_shop_args(db: &Path) -> Vec<String> {
     ["serve", "shop", "--stdio", "--db"]
         .map(String::from)
@@ -399,15 +418,9 @@ fn floor_calls(server: &str, db: &Path, calls: usize) -> anyhow::Result<Timed> {
         spans.push(started.elapsed());
         check_answer(answer)?;
     }
-    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(server_pid)?);
+    let timed = Timed::floor(server_pid, spans, (client_before, server_before))?;
     pipes.stop()?;
-    Ok(Timed {
-        protocol: PROTOCOL.to_owned(),
-        server_pid,
-        spans,
-        client_cpu: client_after - client_before,
-        server_cpu: server_after - server_before,
-    })
+    Ok(timed)
 }
 
 /// The floor's exchanges through Tokio's pipes on the desk's runtime instead of blocking
@@ -453,16 +466,9 @@ async fn floor_async_calls(server: &str, db: &Path, calls: usize) -> anyhow::Res
             check_answer(&answer)?;
         }
     }
-    let (client_before, server_before) = cpu_before.context("no timed calls")?;
-    let (client_after, server_after) = (cpu_time(std::process::id())?, cpu_time(server_pid)?);
+    let timed = Timed::floor(server_pid, spans, cpu_before.context("no timed calls")?)?;
     child.kill().await?;
-    Ok(Timed {
-        protocol: PROTOCOL.to_owned(),
-        server_pid,
-        spans,
-        client_cpu: client_after - client_before,
-        server_cpu: server_after - server_before,
-    })
+    Ok(timed)
 }
 
 /// Time on a CPU of every thread of a process so far.
