@@ -212,7 +212,6 @@ async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow
     // Nobody answers questions: get_order_status asks none.
     let (questions, _unanswered) = mpsc::channel(1);
     let (conn, protocol) = desk_connect(server, db, questions).await?;
-    let plan = order_plan;
     let arguments = order_plan(0).arguments;
     let live = conn
         .current()
@@ -231,14 +230,14 @@ async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow
         if bare {
             bare_call().await?;
         } else {
-            calls::call(&conn, plan(n)).await;
+            calls::call(&conn, order_plan(n)).await;
         }
     }
     let child = only_child()?;
     let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child)?);
     let mut spans = Vec::with_capacity(calls);
     for n in 0..calls {
-        let plan = plan(WARMUP + n);
+        let plan = order_plan(WARMUP + n);
         let started = Instant::now();
         if bare {
             bare_call().await?;
