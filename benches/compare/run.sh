@@ -54,6 +54,20 @@ cp "${CARGO_TARGET_DIR:-target}/release/support-desk" "$scratch/support-desk"
 cp "$client" "$scratch/compare_calls"
 server="$scratch/support-desk"
 
+# The command of one client: `side_command SIDE SERVER DB CALLS` sets `cmd` to the client
+# SIDE making CALLS timed calls on a server started as SERVER with its database at DB.
+side_command() {
+  local side=$1 on=$2 db=$3 n=$4
+  local knobs=(COMPARE_CALLS="$n" COMPARE_SERVER="$on" COMPARE_DB="$db")
+  case $side in
+    rust) cmd=(env "${knobs[@]}" "$scratch/compare_calls") ;;
+    rust_mt) cmd=(env COMPARE_RUNTIME=multi_thread "${knobs[@]}" "$scratch/compare_calls") ;;
+    rmcp) cmd=(env COMPARE_CLIENT=rmcp "${knobs[@]}" "$scratch/compare_calls") ;;
+    floor) cmd=(env COMPARE_CLIENT=floor "${knobs[@]}" "$scratch/compare_calls") ;;
+    python) cmd=(env COMPARE_CALLS="$n" "$venv/bin/python" benches/compare/python_calls.py "$on" "$db") ;;
+  esac
+}
+
 if [ "$mode" = profile ]; then
   # Each client once under perf (which follows the server it starts), then each process's
   # samples sorted into what they were doing (benches/compare/profile.py: stacks unwound
@@ -61,13 +75,7 @@ if [ "$mode" = profile ]; then
   profile_calls="${COMPARE_CALLS:-3000}"
   for side in rust rust_mt rmcp floor python; do
     db="$scratch/profile-$side.sqlite3"
-    case $side in
-      rust) cmd=(env COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
-      rust_mt) cmd=(env COMPARE_RUNTIME=multi_thread COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
-      rmcp) cmd=(env COMPARE_CLIENT=rmcp COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
-      floor) cmd=(env COMPARE_CLIENT=floor COMPARE_CALLS="$profile_calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls") ;;
-      python) cmd=(env COMPARE_CALLS="$profile_calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db") ;;
-    esac
+    side_command "$side" "$server" "$db" "$profile_calls"
     line="$(perf record -q -F 4000 --call-graph dwarf,32768 -o "$scratch/$side.perf" -- "${cmd[@]}" 2>/dev/null)"
     perf script -i "$scratch/$side.perf" -F comm,pid,tid,ip,sym,dso 2>/dev/null > "$scratch/$side.stacks"
     echo "$side: $line"
@@ -98,11 +106,8 @@ if [ "$mode" = placed ]; then
       esac
       for side in $order; do
         db="$scratch/$placement-$side-$round.sqlite3"
-        case $side in
-          rust) line="$(COMPARE_CALLS="$calls" COMPARE_SERVER="$on" COMPARE_DB="$db" taskset -c 0 "$scratch/compare_calls" 2>/dev/null)" ;;
-          floor) line="$(COMPARE_CLIENT=floor COMPARE_CALLS="$calls" COMPARE_SERVER="$on" COMPARE_DB="$db" taskset -c 0 "$scratch/compare_calls" 2>/dev/null)" ;;
-          python) line="$(COMPARE_CALLS="$calls" taskset -c 0 "$venv/bin/python" benches/compare/python_calls.py "$on" "$db" 2>/dev/null)" ;;
-        esac
+        side_command "$side" "$on" "$db" "$calls"
+        line="$(taskset -c 0 "${cmd[@]}" 2>/dev/null)"
         echo "round $round $placement $side: $line"
         echo "$round $placement $side $line" >> "$scratch/placed"
       done
@@ -170,13 +175,8 @@ for round in $(seq 1 "$rounds"); do
   esac
   for side in $order; do
     db="$scratch/$side-$round.sqlite3"
-    case $side in
-      rust) line="$(COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
-      rust_mt) line="$(COMPARE_RUNTIME=multi_thread COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
-      rmcp) line="$(COMPARE_CLIENT=rmcp COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
-      floor) line="$(COMPARE_CLIENT=floor COMPARE_CALLS="$calls" COMPARE_SERVER="$server" COMPARE_DB="$db" "$scratch/compare_calls" 2>/dev/null)" ;;
-      python) line="$(COMPARE_CALLS="$calls" "$venv/bin/python" benches/compare/python_calls.py "$server" "$db" 2>/dev/null)" ;;
-    esac
+    side_command "$side" "$server" "$db" "$calls"
+    line="$("${cmd[@]}" 2>/dev/null)"
     echo "round $round $side: $line"
     echo "$round $side $line" >> "$scratch/results"
   done
