@@ -77,19 +77,26 @@ fn main() -> anyhow::Result<()> {
             } else {
                 format!("support-desk host::calls (rmcp 3.11.0), {on}")
             };
-            (
-                client,
-                runtime.block_on(desk_calls(&server, &db, calls, bare))?,
-            )
+            let (on_server, on_db) = (server.clone(), db.clone());
+            let timed = as_task(&runtime, async move {
+                desk_calls(&on_server, &on_db, calls, bare).await
+            })?;
+            (client, timed)
         }
         Ok("floor") => (
             "floor: blocking pipes, no MCP library".to_owned(),
             floor_calls(&server, &db, calls)?,
         ),
-        Ok("floor_async") => (
-            "floor_async: Tokio's pipes on the desk's runtime, no MCP library".to_owned(),
-            support_desk::cli::desk_runtime()?.block_on(floor_async_calls(&server, &db, calls))?,
-        ),
+        Ok("floor_async") => {
+            let (on_server, on_db) = (server.clone(), db.clone());
+            let timed = as_task(&support_desk::cli::desk_runtime()?, async move {
+                floor_async_calls(&on_server, &on_db, calls).await
+            })?;
+            (
+                "floor_async: Tokio's pipes on the desk's runtime, no MCP library".to_owned(),
+                timed,
+            )
+        }
         Ok(other) => {
             bail!("COMPARE_CLIENT is desk, rmcp, floor or floor_async, not {other}")
         }
@@ -206,6 +213,16 @@ async fn desk_connect(
     Ok((conn, protocol))
 }
 
+/// Runs `work` as a task spawned on `runtime`, as the desk's host loop runs (`host::task`),
+/// not as the future `block_on` drives: a task that wakes that future makes the runtime poll
+/// its driver once more before polling it (an `epoll_wait` per call the desk does not make).
+fn as_task<T: Send + 'static>(
+    runtime: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
+) -> anyhow::Result<T> {
+    runtime.block_on(async { tokio::spawn(work).await? })
+}
+
 /// `bare`: rmcp's own `call_tool_once` on the desk's connection instead of the desk's
 /// `host::calls::call`, to tell rmcp's share of the client's cost from the desk's.
 async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow::Result<Timed> {
@@ -233,11 +250,12 @@ async fn desk_calls(server: &str, db: &Path, calls: usize, bare: bool) -> anyhow
             calls::call(&conn, order_plan(n)).await;
         }
     }
+    // Made before the CPU is counted, as the floor's request lines are.
+    let plans: Vec<CallPlan> = (0..calls).map(|n| order_plan(WARMUP + n)).collect();
     let child = only_child()?;
     let (client_before, server_before) = (cpu_time(std::process::id())?, cpu_time(child)?);
     let mut spans = Vec::with_capacity(calls);
-    for n in 0..calls {
-        let plan = order_plan(WARMUP + n);
+    for plan in plans {
         let started = Instant::now();
         if bare {
             bare_call().await?;

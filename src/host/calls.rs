@@ -153,7 +153,7 @@ async fn call_from(conn: &ServerConn, mut plan: CallPlan, next: Option<NextRound
             Err(e) => return CallRun::failed(format!("server gone: {e}"), exchanges),
         };
         let _in_flight = conn.handler().calling(&plan.ticket);
-        let answer = within_server_time(conn, plan.timeout, live.call_tool(params.clone())).await;
+        let answer = within_server_time(conn, plan.timeout, live.call_tool(&mut params)).await;
         match answer {
             Err(_) => {
                 // Dropping the request sent notifications/cancelled to the server.

@@ -131,7 +131,7 @@ impl CallLane {
     /// One `tools/call` round, as rmcp's `call_tool_once` answers it.
     pub async fn call_tool(
         &self,
-        params: CallToolRequestParams,
+        params: &mut CallToolRequestParams,
     ) -> Result<CallToolResponse, ServiceError> {
         let Some(context) = self.shared.context.get() else {
             // The lane is used only once its context is set; this is a bug, not a server.
@@ -269,20 +269,34 @@ impl Drop for InFlight<'_> {
 }
 
 /// The request's line: `params` as rmcp would send them on this connection, the client's
-/// context in `_meta` over any key of the caller's by that name, as rmcp sets it.
+/// context in `_meta` over any key of the caller's by that name, as rmcp sets it. `params`
+/// are as they were when it returns: their `_meta` is set aside only while the rest is
+/// written.
 fn request_line(
     id: &RequestId,
-    mut params: CallToolRequestParams,
+    params: &mut CallToolRequestParams,
     context: &Context,
 ) -> serde_json::Result<Vec<u8>> {
     let meta = params.meta.take();
+    let line = request_line_with(id, params, meta.as_ref(), context);
+    params.meta = meta;
+    line
+}
+
+/// [`request_line`], the caller's `_meta` given apart from the rest of `params`.
+fn request_line_with(
+    id: &RequestId,
+    params: &CallToolRequestParams,
+    meta: Option<&RequestMetaObject>,
+    context: &Context,
+) -> serde_json::Result<Vec<u8>> {
     let mut line = Vec::with_capacity(384 + context.entries.len());
     line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     serde_json::to_writer(&mut line, id)?;
     line.extend_from_slice(br#","method":"tools/call","params":"#);
-    serde_json::to_writer(&mut line, &params)?;
+    serde_json::to_writer(&mut line, params)?;
     let own = meta
-        .iter()
+        .into_iter()
         .flat_map(|meta| meta.0.0.iter())
         .filter(|(key, _)| !context.keys.iter().any(|k| k == *key));
     let mut own = own.peekable();

@@ -110,15 +110,18 @@ pub struct Live {
 impl Live {
     /// One `tools/call` round, as rmcp's `call_tool_once` answers it: on the connection's
     /// [`CallLane`] when it has one, through rmcp's service otherwise.
+    ///
+    /// `params` stay the caller's, for the next round or a retry; only rmcp's service is
+    /// given its own copy.
     pub async fn call_tool(
         &self,
-        params: CallToolRequestParams,
+        params: &mut CallToolRequestParams,
     ) -> Result<CallToolResponse, ServiceError> {
         match &self.lane {
             Some(lane) => lane.call_tool(params).await,
             // Boxed: rmcp's future is some kilobytes, and this one is moved into each
             // caller's state; unboxed, every lane call would copy that much as well.
-            None => Box::pin(self.service.call_tool_once(params)).await,
+            None => Box::pin(self.service.call_tool_once(params.clone())).await,
         }
     }
 }

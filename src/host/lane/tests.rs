@@ -125,7 +125,9 @@ async fn a_call_carries_the_client_context_and_its_answer_goes_to_the_caller_not
     });
     modern(&lane);
 
-    let answer = ended(lane.call_tool(params())).await.expect("answered");
+    let answer = ended(lane.call_tool(&mut params()))
+        .await
+        .expect("answered");
     let CallToolResponse::Complete(result) = answer else {
         panic!("a complete result: {answer:?}");
     };
@@ -175,7 +177,7 @@ async fn on_a_revision_with_initialize_a_call_carries_no_client_context() {
         .insert("dev.support-desk/request-id".into(), json!("T-1"));
     asked.meta = Some(meta);
 
-    ended(lane.call_tool(asked)).await.expect("answered");
+    ended(lane.call_tool(&mut asked)).await.expect("answered");
     let request = &lines(&seen, 1).await[0];
     assert_eq!(
         request["params"]["_meta"],
@@ -196,7 +198,7 @@ async fn the_servers_error_for_a_call_is_the_callers_and_an_unknown_id_is_rmcps(
     });
     modern(&lane);
 
-    match ended(lane.call_tool(params())).await {
+    match ended(lane.call_tool(&mut params())).await {
         Err(ServiceError::McpError(e)) => {
             assert_eq!(e.code.0, -32602);
             assert_eq!(e.message, "no such order");
@@ -218,7 +220,8 @@ async fn a_call_given_up_tells_the_server_and_its_late_answer_goes_nowhere() {
     });
     modern(&lane);
 
-    let gave_up = tokio::time::timeout(Duration::from_millis(50), lane.call_tool(params())).await;
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(50), lane.call_tool(&mut params())).await;
     assert!(gave_up.is_err(), "no answer came before the cancel");
     let read = lines(&seen, 2).await;
     assert_eq!(read[1]["method"], "notifications/cancelled");
@@ -236,7 +239,7 @@ async fn a_server_that_exits_ends_the_waiting_call_and_the_next_as_a_lost_connec
         started(|seen| format!("head -n 1 > {}", seen.display()));
     modern(&lane);
 
-    let lost = ended(lane.call_tool(params())).await;
+    let lost = ended(lane.call_tool(&mut params())).await;
     assert!(
         matches!(lost, Err(ServiceError::TransportClosed)),
         "{lost:?}"
@@ -245,7 +248,7 @@ async fn a_server_that_exits_ends_the_waiting_call_and_the_next_as_a_lost_connec
         ended(for_rmcp.recv()).await.is_none(),
         "the transport ended"
     );
-    let next = ended(lane.call_tool(params())).await;
+    let next = ended(lane.call_tool(&mut params())).await;
     assert!(
         matches!(next, Err(ServiceError::TransportClosed)),
         "{next:?}"
@@ -284,9 +287,14 @@ fn a_request_line_is_one_message_with_the_client_context_over_the_callers_keys()
     own.0
         .0
         .insert("dev.support-desk/request-id".into(), json!("T-1"));
-    asked.meta = Some(own);
+    asked.meta = Some(own.clone());
 
-    let line = request_line(&RequestId::Number(FIRST_ID), asked, &context).expect("a line");
+    let line = request_line(&RequestId::Number(FIRST_ID), &mut asked, &context).expect("a line");
+    assert_eq!(
+        asked.meta,
+        Some(own),
+        "the caller's params are kept for the next round"
+    );
     assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
     assert_eq!(line.last(), Some(&b'\n'));
     let request: Value = serde_json::from_slice(&line).expect("one JSON message");
@@ -311,7 +319,7 @@ fn a_request_line_is_one_message_with_the_client_context_over_the_callers_keys()
 
     let bare = request_line(
         &RequestId::Number(FIRST_ID + 1),
-        CallToolRequestParams::new("ping"),
+        &mut CallToolRequestParams::new("ping"),
         &Context::default(),
     )
     .expect("a line");
@@ -332,7 +340,7 @@ async fn an_answer_over_the_size_limit_reaches_the_caller_as_too_large() {
     });
     modern(&lane);
 
-    match ended(lane.call_tool(params())).await {
+    match ended(lane.call_tool(&mut params())).await {
         Err(ServiceError::McpError(e)) => {
             assert_eq!(e.code.0, crate::host::oversize::TOO_LARGE_CODE);
             assert!(e.message.starts_with("too large"), "{}", e.message);

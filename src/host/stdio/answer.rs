@@ -103,67 +103,134 @@ impl Cursor<'_> {
 
     /// A string's contents up to its closing quote, which is stepped over; the opening quote
     /// is behind the cursor already.
+    ///
+    /// Eight bytes at a time: the raw runs of a text that is itself JSON are a few bytes
+    /// between `\"`s, and finding each run's end and copying it one call at a time cost more
+    /// than the bytes themselves.
     fn string(&mut self) -> Option<String> {
         let rest = self.rest();
-        // Room for the rest of the line, up to a point: escapes only shorten the text.
-        let mut text = Vec::with_capacity(rest.len().min(64 * 1024));
+        let mut text = Text::with_room(rest.len());
         let mut at = 0;
         loop {
-            let run = &rest[at..];
-            let stop = run.iter().position(|b| STOPS[usize::from(*b)])?;
-            text.extend_from_slice(&run[..stop]);
+            let chunk = eight(rest, at);
+            let Some(stop) = first_stop(chunk) else {
+                text.put(chunk, 8);
+                at += 8;
+                continue;
+            };
+            text.put(chunk, stop);
             at += stop;
-            match rest[at] {
+            // Past the line's end is no byte (the chunk was padded there): not closed.
+            match rest.get(at)? {
                 b'"' => break,
-                b'\\' => at += 1 + escape(&rest[at + 1..], &mut text)?,
+                b'\\' => {
+                    let (unescaped, used) = escape(&rest[at + 1..])?;
+                    let mut chunk = [0; 8];
+                    let len = unescaped.encode_utf8(&mut chunk).len();
+                    text.put(chunk, len);
+                    at += 1 + used;
+                }
                 // A control character: JSON has these escaped, and serde_json refuses them raw.
                 _ => return None,
             }
         }
         self.at += at + 1;
-        if text.capacity() > 2 * text.len() + 64 {
-            text.shrink_to_fit();
-        }
-        // An escape always writes whole characters, so the text is UTF-8 exactly when each
-        // raw run of it is.
-        String::from_utf8(text).ok()
+        text.into_string()
     }
 }
 
-/// The bytes a string's raw run stops at: its end, an escape, a control character.
-static STOPS: [bool; 256] = {
-    let mut stops = [false; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        stops[byte] = true;
-        byte += 1;
+/// The eight bytes of `bytes` from `at`, zeros past its end: a zero stops a raw run as any
+/// control character does.
+fn eight(bytes: &[u8], at: usize) -> [u8; 8] {
+    if let Some(chunk) = bytes
+        .get(at..at + 8)
+        .and_then(|c| <[u8; 8]>::try_from(c).ok())
+    {
+        return chunk;
     }
-    stops[b'"' as usize] = true;
-    stops[b'\\' as usize] = true;
-    stops
-};
+    let mut chunk = [0; 8];
+    let tail = bytes.get(at..).unwrap_or_default();
+    chunk[..tail.len()].copy_from_slice(tail);
+    chunk
+}
 
-/// Writes the character an escape (after its backslash) stands for; how many bytes it took.
-fn escape(after: &[u8], text: &mut Vec<u8>) -> Option<usize> {
-    let simple = match after.first()? {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        b'/' => b'/',
-        b'b' => 0x08,
-        b'f' => 0x0C,
-        b'n' => b'\n',
-        b'r' => b'\r',
-        b't' => b'\t',
-        b'u' => {
-            let (unescaped, used) = unicode(&after[1..])?;
-            let mut utf8 = [0; 4];
-            text.extend_from_slice(unescaped.encode_utf8(&mut utf8).as_bytes());
-            return Some(used);
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// Where in `chunk` the first byte a string's raw run stops at is (its end, an escape, a
+/// control character), if anywhere.
+///
+/// Each test sets a byte's high bit where it holds. A borrow can set bits above a byte that
+/// holds, never below the first one, so the lowest bit set is exact. A byte of 0x80 or more
+/// (UTF-8 beyond ASCII) is never a stop: `!word` clears its bit.
+fn first_stop(chunk: [u8; 8]) -> Option<usize> {
+    let word = u64::from_le_bytes(chunk);
+    let below = |limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
+    let equal = |byte: u8| {
+        let zeroed = word ^ (ONES * u64::from(byte));
+        zeroed.wrapping_sub(ONES) & !zeroed & HIGHS
+    };
+    let stops = below(0x20) | equal(b'"') | equal(b'\\');
+    (stops != 0).then(|| stops.trailing_zeros() as usize / 8)
+}
+
+/// A string's text as it is unescaped, written eight bytes at a time into room made ahead
+/// (the bytes past `len` are scratch).
+struct Text {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Text {
+    /// Room for a string in `line_left` bytes of line, up to a point: escapes only shorten.
+    fn with_room(line_left: usize) -> Self {
+        Self {
+            bytes: vec![0; line_left.min(64 * 1024) + 8],
+            len: 0,
         }
+    }
+
+    /// Writes `chunk` and keeps its first `keep` bytes.
+    fn put(&mut self, chunk: [u8; 8], keep: usize) {
+        if self.len + 8 > self.bytes.len() {
+            self.grow();
+        }
+        self.bytes[self.len..self.len + 8].copy_from_slice(&chunk);
+        self.len += keep;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let room = (self.bytes.len() * 2).max(self.len + 8);
+        self.bytes.resize(room, 0);
+    }
+
+    fn into_string(mut self) -> Option<String> {
+        self.bytes.truncate(self.len);
+        if self.bytes.capacity() > 2 * self.len + 64 {
+            self.bytes.shrink_to_fit();
+        }
+        // An escape always writes whole characters, so the text is UTF-8 exactly when each
+        // raw run of it is.
+        String::from_utf8(self.bytes).ok()
+    }
+}
+
+/// The character an escape (after its backslash) stands for, and how many bytes it took.
+fn escape(after: &[u8]) -> Option<(char, usize)> {
+    let simple = match after.first()? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => return unicode(&after[1..]),
         _ => return None,
     };
-    text.push(simple);
-    Some(1)
+    Some((simple, 1))
 }
 
 /// A `\u` escape's character (after the `u`) and the bytes it took from the `u` on, a

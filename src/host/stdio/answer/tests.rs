@@ -3,7 +3,7 @@ use rmcp::model::{
     CallToolResult, ContentBlock, JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
 };
 
-use super::read;
+use super::{first_stop, read};
 use crate::host::stdio::CallAnswer;
 
 /// What serde_json and rmcp's deserializers make of `line`: the reading [`read`] stands in for.
@@ -93,6 +93,41 @@ fn every_escape_json_has_is_read_as_serde_reads_it() {
 }
 
 #[test]
+fn an_escape_or_the_end_anywhere_in_a_chunk_of_eight_is_read_as_serde_reads_it() {
+    let runs = [
+        "",
+        "a",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefghi",
+        "é😀é",
+        "0123456789abcdef",
+    ];
+    for before in runs {
+        for after in runs {
+            for escape in ["", "\\\"", "\\u00e9", "\\ud83d\\ude00", "\\n"] {
+                taken_as_serde_reads_it(&with_text(&format!("\"{before}{escape}{after}\"")));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_string_that_runs_to_the_lines_end_is_not_taken() {
+    for cut in [
+        r#""abc"#,
+        r#""abcdefgh"#,
+        r#""abcdefghijklmno\""#,
+        r#""abc\"#,
+    ] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":{cut}"#
+        );
+        assert_eq!(read(line.as_bytes()), None, "{cut}");
+    }
+}
+
+#[test]
 fn what_serde_refuses_in_a_string_is_not_taken_either() {
     for quoted in [
         "\"a raw \u{1} control\"",
@@ -147,6 +182,14 @@ fn any_other_shape_is_left_to_serde() {
 
 proptest! {
     #[test]
+    fn the_first_stop_in_eight_bytes_is_the_first_quote_backslash_or_control(
+        chunk in any::<[u8; 8]>()
+    ) {
+        let stops = |b: &u8| *b == b'"' || *b == b'\\' || *b < 0x20;
+        prop_assert_eq!(first_stop(chunk), chunk.iter().position(stops));
+    }
+
+    #[test]
     fn any_text_an_rmcp_server_writes_is_taken_as_serde_reads_it(text in any::<String>()) {
         let line = written(9, CallToolResult::success(vec![ContentBlock::text(text.clone())]));
         let (_, result) = taken_as_serde_reads_it(&line);
@@ -160,7 +203,8 @@ proptest! {
         pieces in prop::collection::vec(prop::sample::select(vec![
             "a", "é", "😀", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\u00e9", "\\u00E9",
             "\\uD83D", "\\uDE00", "\\ud83d\\ude00", "\\u12", "\\x", "\\", "\"", "\u{1}", "\u{7f}",
-        ]), 0..12)
+            "abcdefgh", "\u{1f}", " ", "\u{80}", "\u{ff}",
+        ]), 0..16)
     ) {
         let quoted = format!("\"{}\"", pieces.concat());
         let line = with_text(&quoted);
