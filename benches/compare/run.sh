@@ -68,6 +68,18 @@ side_command() {
   esac
 }
 
+# One timed run: `run_side SIDE SERVER FILE LABEL [LAUNCHER...]` runs client SIDE (on a
+# fresh database) against SERVER, started under LAUNCHER if one is given, prints its JSON
+# line after "round LABEL:", and appends "LABEL line" to FILE.
+run_side() {
+  local side=$1 on=$2 file=$3 label=$4 line
+  shift 4
+  side_command "$side" "$on" "$scratch/${label// /-}.sqlite3" "$calls"
+  line="$("$@" "${cmd[@]}" 2>/dev/null)"
+  echo "round $label: $line"
+  echo "$label $line" >> "$file"
+}
+
 if [ "$mode" = profile ]; then
   # Each client once under perf (which follows the server it starts), then each process's
   # samples sorted into what they were doing (benches/compare/profile.py: stacks unwound
@@ -105,11 +117,7 @@ if [ "$mode" = placed ]; then
         two) on="$scratch/server-on-cpu1" ;;
       esac
       for side in $order; do
-        db="$scratch/$placement-$side-$round.sqlite3"
-        side_command "$side" "$on" "$db" "$calls"
-        line="$(taskset -c 0 "${cmd[@]}" 2>/dev/null)"
-        echo "round $round $placement $side: $line"
-        echo "$round $placement $side $line" >> "$scratch/placed"
+        run_side "$side" "$on" "$scratch/placed" "$round $placement $side" taskset -c 0
       done
     done
   done
@@ -174,11 +182,7 @@ for round in $(seq 1 "$rounds"); do
     0) order="floor rmcp rust_mt rust python" ;;
   esac
   for side in $order; do
-    db="$scratch/$side-$round.sqlite3"
-    side_command "$side" "$server" "$db" "$calls"
-    line="$("${cmd[@]}" 2>/dev/null)"
-    echo "round $round $side: $line"
-    echo "$round $side $line" >> "$scratch/results"
+    run_side "$side" "$server" "$scratch/results" "$round $side"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
