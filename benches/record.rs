@@ -1,6 +1,8 @@
 //! What appending one event to the desk's record costs: `DeskRecord::append` on a file in a
-//! temporary directory, opened as the desk opens it (`DeskRecord::open_for_work`: WAL,
-//! `synchronous = NORMAL`, durable against a killed process).
+//! temporary directory, opened as the desk opens it (`DeskRecord::open_for_work`). An append
+//! returns once its line is in the journal (durable against a killed process); the SQLite
+//! tables (WAL, `synchronous = NORMAL`) follow on the record's own thread, so the report also
+//! says how far behind they were and how long they took to catch up.
 //!
 //! ```sh
 //! cargo bench --bench record
@@ -9,8 +11,9 @@
 //! Criterion times appends of a `ToolCall` event (tickets taking turns); then one loop times
 //! 20,000 appends one by one (a `TicketStarted` and three `ToolCall`s per ticket, 5,000
 //! tickets) for the median, p99 and worst, against the 50 µs p99 goal, with p90 to p99.9 and
-//! how many appends took over 250 µs (a checkpoint's and the one after it, in the runs in
-//! BENCHMARKS.md). The load average is printed beside the figures.
+//! how many appends took over 250 µs. Then how long a read waited for the tables to hold
+//! every event (a read queues behind the appends before it), and the journal's and the WAL's
+//! sizes. The load average is printed beside the figures.
 
 // A benchmark's report is its output.
 #![allow(clippy::print_stdout)]
@@ -25,7 +28,7 @@ use support_desk::recording::Event;
 const TIMED_TICKETS: usize = 5_000;
 const CALLS_PER_TICKET: u32 = 3;
 const P99_GOAL: Duration = Duration::from_micros(50);
-/// Past this, an append was (in this bench's runs) a checkpoint's or the one right after it.
+/// Past this, an append waited on something else: a checkpoint, the journal emptied, the CPU.
 const SLOW: Duration = Duration::from_micros(250);
 
 fn started(ticket: &str) -> Event {
@@ -73,10 +76,13 @@ fn micros(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1000.0
 }
 
-/// The WAL beside the record, in KiB (0 when there is none).
-fn wal_kib(dir: &std::path::Path) -> u64 {
-    std::fs::metadata(dir.join("desk.sqlite3-wal")).map_or(0, |m| m.len() / 1024)
+/// A file beside the record (`desk.sqlite3-wal`, `desk.journal`), in KiB (0 when there is none).
+fn kib(dir: &std::path::Path, file: &str) -> u64 {
+    std::fs::metadata(dir.join(file)).map_or(0, |m| m.len() / 1024)
 }
+
+const WAL: &str = "desk.sqlite3-wal";
+const JOURNAL: &str = "desk.journal";
 
 fn main() {
     let mut criterion = Criterion::default().sample_size(20).configure_from_args();
@@ -112,7 +118,7 @@ fn main() {
     let tickets = if quick { 10 } else { TIMED_TICKETS };
     let before = load_average();
     let mut spans = Vec::with_capacity(tickets * (1 + CALLS_PER_TICKET as usize));
-    let mut wal_max = 0;
+    let (mut wal_max, mut journal_max) = (0, 0);
     for t in 0..tickets {
         let ticket = format!("T-{t:05}");
         let mut events = vec![started(&ticket)];
@@ -123,11 +129,17 @@ fn main() {
             spans.push(begun.elapsed());
         }
         if t % 100 == 0 {
-            wal_max = wal_max.max(wal_kib(scratch.path()));
+            wal_max = wal_max.max(kib(scratch.path(), WAL));
+            journal_max = journal_max.max(kib(scratch.path(), JOURNAL));
         }
     }
+    // A read runs once the tables hold every event appended before it.
+    let begun = Instant::now();
+    let last = record.last_seq().expect("a read");
+    let caught_up = begun.elapsed();
     let after = load_average();
-    let wal_end = wal_kib(scratch.path());
+    let wal_end = kib(scratch.path(), WAL);
+    let journal_end = kib(scratch.path(), JOURNAL);
     spans.sort();
     let p99 = nearest_rank(&spans, 0.99);
     println!("\n== record bench report ==");
@@ -151,8 +163,6 @@ fn main() {
         micros(nearest_rank(&spans, 0.995)),
         micros(nearest_rank(&spans, 0.999)),
     );
-    // A checkpoint's append and the one after it (which syncs the restarted WAL's header)
-    // are the slowest by far: how many there are decides how near the tail the p99 sits.
     let slow = spans.iter().filter(|d| **d > SLOW).count();
     println!(
         "  appends over {} us: {slow} ({:.2} % of them)",
@@ -160,11 +170,19 @@ fn main() {
         100.0 * slow as f64 / spans.len() as f64
     );
     println!(
+        "  the tables caught up with event {last} {:.1} us after the last append returned",
+        micros(caught_up)
+    );
+    println!(
+        "  journal: at most {journal_max} KiB while appending (sampled every 100 tickets), {journal_end} KiB at the end"
+    );
+    println!(
         "  WAL file: at most {wal_max} KiB while appending (sampled every 100 tickets), {wal_end} KiB at the end"
     );
     drop(record);
     println!(
-        "  WAL file once the record is closed: {} KiB",
-        wal_kib(scratch.path())
+        "  once the record is closed: WAL {} KiB, journal {} KiB",
+        kib(scratch.path(), WAL),
+        kib(scratch.path(), JOURNAL)
     );
 }

@@ -8,6 +8,7 @@
 //! directory ([`store`]).
 
 pub mod engine;
+mod journal;
 mod migrate;
 pub mod postgres;
 pub mod state;

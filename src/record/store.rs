@@ -1,23 +1,32 @@
 //! The desk's record in its SQLite file: an append-only table of events and, beside it, each
 //! ticket's state as those events left it.
 //!
-//! An event and the state it produces are written in one transaction (WAL, `synchronous =
-//! NORMAL`, which survives a killed process), before anyone is shown the event: a kill at any
-//! point loses at most the event being written. A send also appends one line to the outbox,
-//! fsynced *before* the transaction commits, so a crash in between can leave an outbox line
-//! for a ticket the record shows unsent, never the reverse; a consumer delivers at most one
-//! reply per ticket. The store never decides anything about a ticket but what
-//! [`TicketState::refuses`] says.
+//! An append checks the event against its ticket's state (kept in memory by the desk that
+//! works on the record), writes it with the state it leads to as one line of the journal
+//! ([`super::journal`]) and returns: from then on a kill cannot lose it (the same promise as
+//! an SQLite commit under `synchronous = NORMAL`), and it is shown to people only after that.
+//! The record's own thread brings the SQLite tables up to date, one transaction for the events
+//! that arrived while the last one committed, so the desk's thread never waits on SQLite's
+//! checkpoints; this desk's reads queue behind the events appended before them. Whoever opens
+//! the record next with no desk on it applies what a killed desk left in the journal.
+//!
+//! A send also appends one line to the outbox, fsynced *before* the event is written, so a
+//! crash in between can leave an outbox line for a ticket the record shows unsent, never the
+//! reverse; a consumer delivers at most one reply per ticket. The store never decides anything
+//! about a ticket but what [`TicketState::refuses`] says.
 
+use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
+use super::journal::{self, Journal};
 use super::state::{Refusal, Stamp, TicketState};
 use crate::recording::Event;
 
@@ -98,70 +107,103 @@ pub enum RecordError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "{} was opened for reading; only the desk working on it may add to it",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "could not write the record's journal {} ({source}); nothing was recorded: check the disk and its permissions, then try again",
+        path.display()
+    )]
+    Journal {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the desk's record stopped bringing its tables up to date ({0}); every event it took is kept in its journal and applied when a desk opens it again: quit and restart the desk"
+    )]
+    Behind(String),
     #[error(transparent)]
     Refused(#[from] Refusal),
 }
 
 pub struct DeskRecord {
-    conn: Mutex<Connection>,
+    /// The SQLite file's connection, on the record's own thread.
+    db: Db,
+    /// What appends need: `None` for a record opened for reading.
+    appender: Option<Arc<Mutex<Appender>>>,
+    /// The SQLite file (`:memory:` for a record in memory), for what errors say.
+    path: PathBuf,
     outbox: Option<PathBuf>,
-    /// Who this desk's events are by.
+    /// Who this desk's events are by, and the same as a JSON string (for journal lines).
     person: String,
+    person_json: String,
     /// The host's tools that change nothing: what a side effect of a run is.
     allow: Vec<String>,
     /// Unix milliseconds now; a fixed clock makes a test's screens the same every run.
     clock: fn() -> i64,
-    /// Held while this desk works on the record (see [`DeskRecord::open_for_work`]).
+    /// Held while this desk works on the record (see [`DeskRecord::open_for_work`]); declared
+    /// last, so that it goes only once the record's thread is done.
     _lock: Option<std::fs::File>,
 }
 
+/// What an append checks and moves on, under one lock so that events keep their order in the
+/// journal, on the record's thread and in the sequence numbers.
+struct Appender {
+    /// Every ticket's state as its latest event left it.
+    states: HashMap<String, TicketState>,
+    last_seq: i64,
+    /// `None` for a record in memory.
+    journal: Option<Journal>,
+}
+
+/// Past this size, the journal is emptied once the tables hold every line of it.
+const JOURNAL_CLEAR_AT: u64 = 1 << 20;
+
 impl DeskRecord {
-    /// Opens (or creates) the record at `path`, migrating a file of the older schema in place.
-    /// `outbox` gets one JSON line per reply sent.
+    /// Opens the record at `path` for reading (`queue`, `export`, review), migrating a file of
+    /// the older schema in place. When no desk is working on it, the events a killed desk left
+    /// in the journal are applied first, so the reader sees everything that was acknowledged.
+    /// Appending to it is refused: only [`DeskRecord::open_for_work`] may.
     pub fn open(
         path: &Path,
         outbox: Option<&Path>,
         person: &str,
         allow: &[String],
     ) -> Result<Self, RecordError> {
-        let conn = Connection::open(path)?;
-        Self::setup(conn, path, outbox, person, allow)
+        let mut conn = Self::setup(Connection::open(path)?, path, person, allow)?;
+        let journal_path = journal::path_for(path);
+        if journal_path.exists()
+            && let Some(lock) = try_lock(path)?
+        {
+            let (mut journal, lines) = open_journal(&journal_path)?;
+            recover(&mut conn, &mut journal, lines)?;
+            drop(lock);
+        }
+        Ok(Self::start(conn, path, None, outbox, person, allow))
     }
 
-    /// Opens the record for a desk that works on it: only one at a time may, so that a run
-    /// under way is never taken for one a dead desk left behind. The lock (`desk.lock` beside
-    /// the file) is the operating system's and goes when the process goes, killed or not.
+    /// Opens (or creates) the record for a desk that works on it: only one at a time may, so
+    /// that a run under way is never taken for one a dead desk left behind. The lock
+    /// (`desk.lock` beside the file) is the operating system's and goes when the process goes,
+    /// killed or not. Events a killed desk left in the journal are applied first.
     pub fn open_for_work(
         path: &Path,
         outbox: Option<&Path>,
         person: &str,
         allow: &[String],
     ) -> Result<Self, RecordError> {
-        let lock_path = lock_file(path);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|source| RecordError::Lock {
-                path: lock_path.clone(),
-                source,
-            })?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(RecordError::Busy {
-                    path: path.parent().unwrap_or(path).to_owned(),
-                });
-            }
-            Err(std::fs::TryLockError::Error(source)) => {
-                return Err(RecordError::Lock {
-                    path: lock_path,
-                    source,
-                });
-            }
-        }
-        let mut record = Self::open(path, outbox, person, allow)?;
+        let Some(lock) = try_lock(path)? else {
+            return Err(RecordError::Busy {
+                path: path.parent().unwrap_or(path).to_owned(),
+            });
+        };
+        let mut conn = Self::setup(Connection::open(path)?, path, person, allow)?;
+        let (mut journal, lines) = open_journal(&journal::path_for(path))?;
+        recover(&mut conn, &mut journal, lines)?;
+        let appender = Appender::load(&conn, Some(journal))?;
+        let mut record = Self::start(conn, path, Some(appender), outbox, person, allow);
         record._lock = Some(lock);
         Ok(record)
     }
@@ -183,23 +225,19 @@ impl DeskRecord {
 
     /// A record that lives as long as this process (tests, one-off runs).
     pub fn in_memory(person: &str, allow: &[String]) -> Result<Self, RecordError> {
-        Self::setup(
-            Connection::open_in_memory()?,
-            Path::new(":memory:"),
-            None,
-            person,
-            allow,
-        )
+        let path = Path::new(":memory:");
+        let conn = Self::setup(Connection::open_in_memory()?, path, person, allow)?;
+        let appender = Appender::load(&conn, None)?;
+        Ok(Self::start(conn, path, Some(appender), None, person, allow))
     }
 
     fn setup(
         mut conn: Connection,
         path: &Path,
-        outbox: Option<&Path>,
         person: &str,
         allow: &[String],
-    ) -> Result<Self, RecordError> {
-        // Two desks may be open on one file; the second waits rather than failing.
+    ) -> Result<Connection, RecordError> {
+        // A reader may open the file while a desk writes to it; it waits rather than failing.
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -224,14 +262,29 @@ impl DeskRecord {
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
-        Ok(Self {
-            conn: Mutex::new(conn),
+        Ok(conn)
+    }
+
+    fn start(
+        conn: Connection,
+        path: &Path,
+        appender: Option<Appender>,
+        outbox: Option<&Path>,
+        person: &str,
+        allow: &[String],
+    ) -> Self {
+        let appender = appender.map(|a| Arc::new(Mutex::new(a)));
+        Self {
+            db: Db::start(conn, appender.clone()),
+            appender,
+            path: path.to_owned(),
             outbox: outbox.map(Path::to_owned),
             person: person.to_owned(),
+            person_json: serde_json::Value::from(person).to_string(),
             allow: allow.to_vec(),
             clock: now_ms,
             _lock: None,
-        })
+        }
     }
 
     /// The same record, telling time by `clock` (unix milliseconds).
@@ -244,28 +297,38 @@ impl DeskRecord {
         &self.person
     }
 
-    /// Appends `event` as this desk's person and updates its ticket's state, in one
-    /// transaction; refused (and nothing written) when the ticket's state forbids it.
+    /// Appends `event` as this desk's person and moves its ticket's state on; refused (and
+    /// nothing written) when the ticket's state forbids it. When this returns, the event is
+    /// in the journal: a kill from here on cannot lose it. The SQLite tables follow on the
+    /// record's own thread, in order, before any read this desk makes after it.
     pub fn append(&self, event: &Event) -> Result<Appended, RecordError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let appended = self.append_in(&tx, event, (self.clock)())?;
-        tx.commit()?;
-        Ok(appended)
-    }
-
-    fn append_in(
-        &self,
-        tx: &Transaction<'_>,
-        event: &Event,
-        at: i64,
-    ) -> Result<Appended, RecordError> {
+        let appender = self
+            .appender
+            .as_ref()
+            .ok_or_else(|| RecordError::ReadOnly {
+                path: self.path.clone(),
+            })?;
+        self.db.healthy()?;
+        let at = (self.clock)();
         let by = self.person.as_str();
-        let prior = prior_state(tx, event)?;
-        if let Some(refusal) = prior.as_ref().and_then(|s| s.refuses(event)) {
+        let mut appender = lock(appender);
+        let ticket = event.ticket();
+        let prior = ticket.and_then(|t| appender.states.get(t));
+        if let Some(refusal) = prior.and_then(|s| s.refuses(event)) {
             return Err(refusal.into());
         }
-        let (seq, state) = write_event_after(tx, event, Stamp { by, at }, &self.allow, prior)?;
+        let state = ticket.map(|ticket| {
+            let mut state = prior.cloned().unwrap_or_else(|| TicketState::new(ticket));
+            state.apply(event, &Stamp { by, at }, &self.allow);
+            state
+        });
+        let event_json = serde_json::to_string(event).map_err(to_sql_error)?;
+        let state_json = state
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(to_sql_error)?;
+        let seq = appender.last_seq + 1;
         if let Event::Sent {
             ticket,
             by,
@@ -273,6 +336,8 @@ impl DeskRecord {
             override_reason,
         } = event
         {
+            // Synced before the event is written: a kill in between leaves an outbox line for
+            // a ticket the record shows unsent, never the reverse.
             self.append_to_outbox(&OutboxLine {
                 ticket,
                 text,
@@ -281,6 +346,36 @@ impl DeskRecord {
                 at,
             })?;
         }
+        if let Some(journal) = appender.journal.as_mut() {
+            let line = journal::line(
+                seq,
+                at,
+                &self.person_json,
+                &event_json,
+                state_json.as_deref(),
+            );
+            journal
+                .append(&line)
+                .map_err(|source| RecordError::Journal {
+                    path: journal.path().to_owned(),
+                    source,
+                })?;
+        }
+        appender.last_seq = seq;
+        if let Some(state) = &state {
+            appender.states.insert(state.ticket.clone(), state.clone());
+        }
+        // Sent under the lock, so that the record's thread applies events in their order.
+        self.db.apply(Pending {
+            seq,
+            at,
+            by: by.to_owned(),
+            ticket: ticket.map(str::to_owned),
+            kind: event.kind(),
+            event_json,
+            state_json,
+        })?;
+        drop(appender);
         Ok(Appended {
             stored: Stored {
                 seq,
@@ -294,42 +389,53 @@ impl DeskRecord {
 
     /// Every ticket's state, ordered by ticket ID (tickets with no event are not listed).
     pub fn states(&self) -> Result<Vec<TicketState>, RecordError> {
-        let conn = self.conn();
-        let mut statement =
-            conn.prepare_cached("SELECT seq, state FROM ticket_states ORDER BY ticket")?;
-        let rows =
-            statement.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-        rows.map(|row| {
-            let (seq, text) = row?;
-            serde_json::from_str(&text).map_err(|source| RecordError::Unreadable { seq, source })
+        self.db.read(|conn| {
+            let mut statement =
+                conn.prepare_cached("SELECT seq, state FROM ticket_states ORDER BY ticket")?;
+            let rows =
+                statement.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+            rows.map(|row| {
+                let (seq, text) = row?;
+                serde_json::from_str(&text)
+                    .map_err(|source| RecordError::Unreadable { seq, source })
+            })
+            .collect()
         })
-        .collect()
     }
 
     pub fn state(&self, ticket: &str) -> Result<Option<TicketState>, RecordError> {
-        load_state(&self.conn(), ticket)
+        let ticket = ticket.to_owned();
+        self.db.read(move |conn| load_state(conn, &ticket))
     }
 
     /// Every event after `seq` (0: all), in the order they were appended.
     pub fn events_after(&self, seq: i64) -> Result<Vec<Stored>, RecordError> {
-        self.select(
-            "SELECT seq, at, by, body FROM events WHERE seq > ?1 ORDER BY seq",
-            params![seq],
-        )
+        self.db.read(move |conn| {
+            select(
+                conn,
+                "SELECT seq, at, by, body FROM events WHERE seq > ?1 ORDER BY seq",
+                params![seq],
+            )
+        })
     }
 
     /// One ticket's events, in order.
     pub fn ticket_events(&self, ticket: &str) -> Result<Vec<Stored>, RecordError> {
-        self.select(
-            "SELECT seq, at, by, body FROM events WHERE ticket = ?1 ORDER BY seq",
-            params![ticket],
-        )
+        let ticket = ticket.to_owned();
+        self.db.read(move |conn| {
+            select(
+                conn,
+                "SELECT seq, at, by, body FROM events WHERE ticket = ?1 ORDER BY seq",
+                params![ticket],
+            )
+        })
     }
 
     /// The sequence number of the newest event (0 when the record is empty).
     pub fn last_seq(&self) -> Result<i64, RecordError> {
-        let conn = self.conn();
-        Ok(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?)
+        self.db.read(|conn| {
+            Ok(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?)
+        })
     }
 
     /// Settles every run that was under way when a desk on this record stopped without
@@ -341,46 +447,15 @@ impl DeskRecord {
             .into_iter()
             .filter(|s| s.run.is_some())
             .collect();
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let at = (self.clock)();
-        let mut settled = Vec::new();
-        for state in interrupted {
-            let event = Event::NeedsPerson {
-                ticket: state.ticket.clone(),
-                reason: state.interrupted_reason(&self.allow),
-            };
-            settled.push(self.append_in(&tx, &event, at)?);
-        }
-        tx.commit()?;
-        Ok(settled)
-    }
-
-    fn select(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<Stored>, RecordError> {
-        let conn = self.conn();
-        let mut statement = conn.prepare_cached(sql)?;
-        let rows = statement.query_map(params, |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })?;
-        rows.map(|row| {
-            let (seq, at, by, body) = row?;
-            let event = serde_json::from_str(&body)
-                .map_err(|source| RecordError::Unreadable { seq, source })?;
-            Ok(Stored { seq, at, by, event })
-        })
-        .collect()
-    }
-
-    // A panic while the lock was held cannot leave a half-made change: SQLite rolls it back.
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        interrupted
+            .into_iter()
+            .map(|state| {
+                self.append(&Event::NeedsPerson {
+                    reason: state.interrupted_reason(&self.allow),
+                    ticket: state.ticket,
+                })
+            })
+            .collect()
     }
 
     fn append_to_outbox(&self, line: &OutboxLine<'_>) -> Result<(), RecordError> {
@@ -403,6 +478,367 @@ impl DeskRecord {
         file.flush().map_err(io)?;
         file.sync_all().map_err(io)
     }
+}
+
+impl Drop for DeskRecord {
+    /// The record's thread applies what is left before it stops; then the journal, which the
+    /// tables now hold in full, is emptied.
+    fn drop(&mut self) {
+        let applied = self.db.stop();
+        let Some(appender) = &self.appender else {
+            return;
+        };
+        let mut appender = lock(appender);
+        if applied != Some(appender.last_seq) {
+            return;
+        }
+        if let Some(journal) = appender.journal.as_mut()
+            && journal.len() > 0
+            && let Err(error) = journal.clear()
+        {
+            tracing::warn!(journal = %journal.path().display(), %error, "could not empty the record's journal; the next desk to open it will");
+        }
+    }
+}
+
+impl Appender {
+    /// The states and the newest sequence number as the tables hold them.
+    fn load(conn: &Connection, journal: Option<Journal>) -> Result<Self, RecordError> {
+        let mut statement = conn.prepare("SELECT seq, state FROM ticket_states")?;
+        let states = statement
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+            .map(|row| {
+                let (seq, text) = row?;
+                let state: TicketState = serde_json::from_str(&text)
+                    .map_err(|source| RecordError::Unreadable { seq, source })?;
+                Ok((state.ticket.clone(), state))
+            })
+            .collect::<Result<_, RecordError>>()?;
+        let last_seq =
+            conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
+        Ok(Self {
+            states,
+            last_seq,
+            journal,
+        })
+    }
+}
+
+/// The lock on the record at `path`, or `None` when a desk holds it.
+fn try_lock(path: &Path) -> Result<Option<std::fs::File>, RecordError> {
+    let lock_path = lock_file(path);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| RecordError::Lock {
+            path: lock_path.clone(),
+            source,
+        })?;
+    match lock.try_lock() {
+        Ok(()) => Ok(Some(lock)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(source)) => Err(RecordError::Lock {
+            path: lock_path,
+            source,
+        }),
+    }
+}
+
+fn open_journal(path: &Path) -> Result<(Journal, Vec<journal::Line>), RecordError> {
+    Journal::open(path).map_err(|source| RecordError::Journal {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Applies the journal's lines that the tables do not hold yet (a killed desk's last events),
+/// then empties it. Run with the record's lock held.
+fn recover(
+    conn: &mut Connection,
+    journal: &mut Journal,
+    lines: Vec<journal::Line>,
+) -> Result<(), RecordError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let last: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
+    let mut applied = 0;
+    for line in lines.into_iter().filter(|line| line.seq > last) {
+        let event_json = serde_json::to_string(&line.event).map_err(to_sql_error)?;
+        insert_event(
+            &tx,
+            line.seq,
+            line.event.ticket(),
+            line.at,
+            &line.by,
+            line.event.kind(),
+            &event_json,
+        )?;
+        if let Some(state) = &line.state {
+            save_state(
+                &tx,
+                line.seq,
+                &serde_json::to_string(state).map_err(to_sql_error)?,
+                &state.ticket,
+            )?;
+        }
+        applied += 1;
+    }
+    tx.commit()?;
+    if applied > 0 {
+        tracing::info!(applied, journal = %journal.path().display(), "applied the events a desk left in the record's journal");
+    }
+    if journal.len() > 0 {
+        journal.clear().map_err(|source| RecordError::Journal {
+            path: journal.path().to_owned(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+fn select(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Stored>, RecordError> {
+    let mut statement = conn.prepare_cached(sql)?;
+    let rows = statement.query_map(params, |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    rows.map(|row| {
+        let (seq, at, by, body) = row?;
+        let event = serde_json::from_str(&body)
+            .map_err(|source| RecordError::Unreadable { seq, source })?;
+        Ok(Stored { seq, at, by, event })
+    })
+    .collect()
+}
+
+// A panic while the lock was held cannot leave a half-made change: the journal line and the
+// cache move on only after everything before them has worked.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// An event on its way to the tables.
+struct Pending {
+    seq: i64,
+    at: i64,
+    by: String,
+    ticket: Option<String>,
+    kind: &'static str,
+    event_json: String,
+    state_json: Option<String>,
+}
+
+enum Job {
+    Apply(Pending),
+    /// Runs once every event sent before it is in the tables.
+    Read(Box<dyn FnOnce(&Connection) + Send>),
+}
+
+/// The SQLite connection on a thread of its own: events are applied there in batches (one
+/// transaction for all that arrived while the last one committed), so a checkpoint's fsyncs
+/// never hold the desk's thread; reads queue behind the events sent before them.
+struct Db {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    shared: Arc<DbState>,
+}
+
+#[derive(Default)]
+struct DbState {
+    /// Why the tables stopped following the journal, once they have.
+    failure: Mutex<Option<String>>,
+    /// The newest event the tables hold.
+    applied: AtomicI64,
+}
+
+/// At most this many events go into one transaction.
+const BATCH: usize = 1024;
+
+impl Db {
+    fn start(conn: Connection, appender: Option<Arc<Mutex<Appender>>>) -> Self {
+        let (jobs, queue) = mpsc::channel();
+        let shared = Arc::new(DbState::default());
+        let thread_state = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("desk-record".into())
+            .spawn(move || Self::run(conn, queue, &thread_state, appender.as_deref()));
+        match thread {
+            Ok(thread) => Self {
+                jobs: Some(jobs),
+                thread: Some(thread),
+                shared,
+            },
+            Err(error) => {
+                shared.fail(format!("cannot start the record's thread ({error})"));
+                Self {
+                    jobs: None,
+                    thread: None,
+                    shared,
+                }
+            }
+        }
+    }
+
+    fn run(
+        mut conn: Connection,
+        queue: mpsc::Receiver<Job>,
+        shared: &DbState,
+        appender: Option<&Mutex<Appender>>,
+    ) {
+        let mut batch = Vec::new();
+        while let Ok(job) = queue.recv() {
+            let mut next = Some(job);
+            while let Some(job) = next {
+                match job {
+                    Job::Apply(pending) => {
+                        batch.push(pending);
+                        if batch.len() >= BATCH {
+                            Self::flush(&mut conn, &mut batch, shared, appender);
+                        }
+                    }
+                    Job::Read(read) => {
+                        Self::flush(&mut conn, &mut batch, shared, appender);
+                        read(&conn);
+                    }
+                }
+                next = queue.try_recv().ok();
+            }
+            Self::flush(&mut conn, &mut batch, shared, appender);
+        }
+    }
+
+    fn flush(
+        conn: &mut Connection,
+        batch: &mut Vec<Pending>,
+        shared: &DbState,
+        appender: Option<&Mutex<Appender>>,
+    ) {
+        if batch.is_empty() {
+            return;
+        }
+        if shared.failed().is_err() {
+            // The events stay in the journal, for the next desk to open the record.
+            batch.clear();
+            return;
+        }
+        match apply(conn, batch) {
+            Ok(last) => {
+                shared.applied.store(last, Ordering::Release);
+                if let Some(appender) = appender {
+                    let mut appender = lock(appender);
+                    let caught_up = appender.last_seq == last;
+                    if let Some(journal) = appender.journal.as_mut()
+                        && caught_up
+                        && journal.len() >= JOURNAL_CLEAR_AT
+                        && let Err(error) = journal.clear()
+                    {
+                        tracing::warn!(journal = %journal.path().display(), %error, "could not empty the record's journal; it keeps growing until it can");
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, "the record's tables stopped following its journal");
+                shared.fail(error.to_string());
+            }
+        }
+        batch.clear();
+    }
+
+    /// Hands an event to the record's thread.
+    fn apply(&self, pending: Pending) -> Result<(), RecordError> {
+        self.send(Job::Apply(pending))
+    }
+
+    /// Runs `read` on the connection once every event appended before it is in the tables.
+    fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, RecordError> + Send + 'static,
+    ) -> Result<T, RecordError> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.send(Job::Read(Box::new(move |conn| {
+            // The reader waits on the other end; if it is gone, nobody wants the answer.
+            let _ = answer.send(read(conn));
+        })))?;
+        let result = answered.recv().map_err(|_| self.stopped())?;
+        self.healthy()?;
+        result
+    }
+
+    fn send(&self, job: Job) -> Result<(), RecordError> {
+        let jobs = self.jobs.as_ref().ok_or_else(|| self.stopped())?;
+        jobs.send(job).map_err(|_| self.stopped())
+    }
+
+    fn healthy(&self) -> Result<(), RecordError> {
+        self.shared.failed().map_err(RecordError::Behind)
+    }
+
+    fn stopped(&self) -> RecordError {
+        match self.shared.failed() {
+            Err(why) => RecordError::Behind(why),
+            Ok(()) => RecordError::Behind("the record's thread stopped".into()),
+        }
+    }
+
+    /// Stops the thread once it has applied everything sent to it; the newest event the tables
+    /// hold, unless they stopped following the journal.
+    fn stop(&mut self) -> Option<i64> {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            self.shared.fail("the record's thread panicked".into());
+        }
+        self.shared
+            .failed()
+            .ok()
+            .map(|()| self.shared.applied.load(Ordering::Acquire))
+    }
+}
+
+impl DbState {
+    fn fail(&self, why: String) {
+        lock(&self.failure).get_or_insert(why);
+    }
+
+    fn failed(&self) -> Result<(), String> {
+        match lock(&self.failure).as_ref() {
+            Some(why) => Err(why.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One transaction for the whole batch; the newest sequence number in it.
+fn apply(conn: &mut Connection, batch: &[Pending]) -> Result<i64, RecordError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for pending in batch {
+        insert_event(
+            &tx,
+            pending.seq,
+            pending.ticket.as_deref(),
+            pending.at,
+            &pending.by,
+            pending.kind,
+            &pending.event_json,
+        )?;
+        if let (Some(ticket), Some(state)) = (&pending.ticket, &pending.state_json) {
+            save_state(&tx, pending.seq, state, ticket)?;
+        }
+    }
+    tx.commit()?;
+    Ok(batch.last().map_or(0, |p| p.seq))
 }
 
 fn lock_file(record: &Path) -> PathBuf {
@@ -469,18 +905,34 @@ fn write_event_after(
 ) -> Result<(i64, Option<TicketState>), RecordError> {
     let Stamp { by, at } = stamp;
     let body = serde_json::to_string(event).map_err(to_sql_error)?;
-    tx.prepare_cached(
-        "INSERT INTO events (ticket, at, by, kind, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![event.ticket(), at, by, event.kind(), body])?;
-    let seq = tx.last_insert_rowid();
+    let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM events", [], |r| {
+        r.get(0)
+    })?;
+    insert_event(tx, seq, event.ticket(), at, by, event.kind(), &body)?;
     let Some(ticket) = event.ticket() else {
         return Ok((seq, None));
     };
     let mut state = prior.unwrap_or_else(|| TicketState::new(ticket));
     state.apply(event, &Stamp { by, at }, allow);
-    save_state(tx, seq, &state)?;
+    let text = serde_json::to_string(&state).map_err(to_sql_error)?;
+    save_state(tx, seq, &text, ticket)?;
     Ok((seq, Some(state)))
+}
+
+fn insert_event(
+    conn: &Connection,
+    seq: i64,
+    ticket: Option<&str>,
+    at: i64,
+    by: &str,
+    kind: &str,
+    body: &str,
+) -> Result<(), RecordError> {
+    conn.prepare_cached(
+        "INSERT INTO events (seq, ticket, at, by, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![seq, ticket, at, by, kind, body])?;
+    Ok(())
 }
 
 fn load_state(conn: &Connection, ticket: &str) -> Result<Option<TicketState>, RecordError> {
@@ -494,13 +946,12 @@ fn load_state(conn: &Connection, ticket: &str) -> Result<Option<TicketState>, Re
     .transpose()
 }
 
-fn save_state(conn: &Connection, seq: i64, state: &TicketState) -> Result<(), RecordError> {
-    let text = serde_json::to_string(state).map_err(to_sql_error)?;
+fn save_state(conn: &Connection, seq: i64, state: &str, ticket: &str) -> Result<(), RecordError> {
     conn.prepare_cached(
         "INSERT INTO ticket_states (ticket, seq, state) VALUES (?1, ?2, ?3)
          ON CONFLICT (ticket) DO UPDATE SET seq = excluded.seq, state = excluded.state",
     )?
-    .execute(params![state.ticket, seq, text])?;
+    .execute(params![ticket, seq, state])?;
     Ok(())
 }
 

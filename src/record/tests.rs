@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::store::replay;
 use super::*;
+use super::{journal, state};
 use crate::host::api::Outcome;
 use crate::host::checks::Finding;
 use crate::model::chat::{Reply, ToolCall};
@@ -358,6 +359,207 @@ fn the_event_log_cannot_be_changed_or_shortened() {
         let refused = conn.execute(sql, []).expect_err("refused");
         assert!(refused.to_string().contains("append-only"), "{refused}");
     }
+}
+
+/// What a desk killed after these appends returned, and before its thread brought the tables
+/// up to date, leaves behind: the events in the journal only, each line as `append` writes it.
+fn left_in_the_journal(dir: &Path, after: &[Event]) {
+    let record = DeskRecord::open(&dir.join(RECORD_FILE), None, "dana", &allow()).expect("opens");
+    let mut seq = record.last_seq().expect("readable");
+    let mut states: std::collections::HashMap<String, TicketState> = record
+        .states()
+        .expect("readable")
+        .into_iter()
+        .map(|s| (s.ticket.clone(), s))
+        .collect();
+    drop(record);
+    let mut text = Vec::new();
+    for event in after {
+        seq += 1;
+        let ticket = event.ticket().expect("a ticket's event");
+        let state = states
+            .entry(ticket.to_owned())
+            .or_insert_with(|| TicketState::new(ticket));
+        let stamp = state::Stamp {
+            by: "dana",
+            at: clock(),
+        };
+        state.apply(event, &stamp, &allow());
+        text.extend(journal::line(
+            seq,
+            clock(),
+            "\"dana\"",
+            &serde_json::to_string(event).expect("json"),
+            Some(&serde_json::to_string(state).expect("json")),
+        ));
+    }
+    std::fs::write(journal::path_for(&dir.join(RECORD_FILE)), text).expect("written");
+}
+
+fn journal_len(dir: &Path) -> u64 {
+    std::fs::metadata(journal::path_for(&dir.join(RECORD_FILE))).map_or(0, |m| m.len())
+}
+
+#[test]
+fn events_a_killed_desk_left_in_the_journal_are_in_the_tables_when_the_record_opens_again() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    record.append(&started("T-0003")).expect("appended");
+    drop(record);
+    assert_eq!(
+        journal_len(dir.path()),
+        0,
+        "a desk that closes leaves nothing in its journal"
+    );
+    let lost = [
+        model_call("T-0003", 1, asks("shop.issue_refund")),
+        tool_call("T-0003", 1, "shop.issue_refund"),
+        started("T-0004"),
+    ];
+    left_in_the_journal(dir.path(), &lost);
+
+    // A reader (queue, export, review) with no desk at work applies them first.
+    let reader =
+        DeskRecord::open(&dir.path().join(RECORD_FILE), None, "reader", &[]).expect("opens");
+    let events = reader.events_after(0).expect("events");
+    assert_eq!(
+        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    assert_eq!(
+        events[1..].iter().map(|e| &e.event).collect::<Vec<_>>(),
+        lost.iter().collect::<Vec<_>>()
+    );
+    assert_eq!(reader.states().expect("states"), replay(&events, &allow()));
+    assert_eq!(journal_len(dir.path()), 0);
+    drop(reader);
+
+    // The next desk goes on from there: both cut-off runs are settled, and numbers continue.
+    let desk = record_in(dir.path());
+    let settled = desk.settle_interrupted().expect("settled");
+    let settled: Vec<(i64, &str, Lifecycle)> = settled
+        .iter()
+        .filter_map(|a| {
+            Some((
+                a.stored.seq,
+                a.stored.event.ticket()?,
+                a.state.as_ref()?.state,
+            ))
+        })
+        .collect();
+    assert_eq!(
+        settled,
+        [
+            (5, "T-0003", Lifecycle::NeedsPerson),
+            (6, "T-0004", Lifecycle::NeedsPerson)
+        ]
+    );
+}
+
+#[test]
+fn a_desk_at_work_applies_a_journal_before_its_first_append() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    record_in(dir.path())
+        .append(&started("T-0000"))
+        .expect("appended");
+    left_in_the_journal(
+        dir.path(),
+        &[
+            started("T-0001"),
+            draft("T-0001", vec![]),
+            sent("T-0001", None),
+        ],
+    );
+    let desk = record_in(dir.path());
+    // The state came back with the journal: the reply was sent, so a second send is refused.
+    let refused = desk
+        .append(&sent("T-0001", None))
+        .expect_err("already sent");
+    assert_eq!(
+        refused.to_string(),
+        "T-0001 was already sent by dana; its reply cannot be changed or sent again"
+    );
+    assert_eq!(desk.last_seq().expect("readable"), 4);
+}
+
+#[test]
+fn a_reader_leaves_the_journal_of_a_desk_at_work_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(RECORD_FILE);
+    drop(record_in(dir.path()));
+    left_in_the_journal(dir.path(), &[started("T-0001")]);
+    let held = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("desk.lock"))
+        .expect("the lock file");
+    held.lock().expect("locked, as a desk at work holds it");
+    let reader = DeskRecord::open(&path, None, "reader", &[]).expect("opens");
+    assert_eq!(reader.last_seq().expect("readable"), 0);
+    assert!(
+        journal_len(dir.path()) > 0,
+        "the desk at work applies its own journal"
+    );
+    drop(reader);
+    drop(held);
+    let reader = DeskRecord::open(&path, None, "reader", &[]).expect("opens");
+    assert_eq!(reader.last_seq().expect("readable"), 1);
+}
+
+#[test]
+fn a_record_opened_for_reading_refuses_to_append_and_says_so() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(RECORD_FILE);
+    drop(record_in(dir.path()));
+    let reader = DeskRecord::open(&path, None, "reader", &[]).expect("opens");
+    let refused = reader.append(&started("T-0001")).expect_err("read only");
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "{} was opened for reading; only the desk working on it may add to it",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn when_the_tables_stop_following_nothing_acknowledged_is_lost() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(RECORD_FILE);
+    let desk = record_in(dir.path());
+    desk.append(&started("T-0001")).expect("appended");
+    assert_eq!(desk.last_seq().expect("readable"), 1);
+    // Something else breaks the tables under the desk.
+    let other = rusqlite::Connection::open(&path).expect("opens");
+    other
+        .execute_batch(
+            "CREATE TRIGGER broken BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
+        )
+        .expect("a trigger");
+    let kept = desk.append(&started("T-0002")).expect("in the journal");
+    assert_eq!(kept.stored.seq, 2);
+    let behind = desk.last_seq().expect_err("the tables are behind");
+    let message = behind.to_string();
+    assert!(
+        message.starts_with("the desk's record stopped bringing its tables up to date ("),
+        "{message}"
+    );
+    assert!(message.contains("disk trouble"), "{message}");
+    assert!(message.ends_with("every event it took is kept in its journal and applied when a desk opens it again: quit and restart the desk"), "{message}");
+    let refused = desk
+        .append(&started("T-0003"))
+        .expect_err("refused once behind");
+    assert_eq!(refused.to_string(), message);
+    drop(desk);
+    assert!(
+        journal_len(dir.path()) > 0,
+        "the journal is kept while the tables lack its events"
+    );
+
+    other.execute_batch("DROP TRIGGER broken").expect("mended");
+    let desk = record_in(dir.path());
+    let events = desk.events_after(0).expect("events");
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(desk.states().expect("states"), replay(&events, &allow()));
 }
 
 #[test]

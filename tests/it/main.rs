@@ -19,6 +19,7 @@ mod oauth;
 mod partner;
 mod pg_cluster;
 mod postgres;
+mod record_kill;
 mod recorded_run;
 mod resume;
 mod shop_data;

@@ -446,7 +446,7 @@ fn a_desk_record_reads_with_who_did_each_thing_and_when() {
         text: "called the customer".to_owned(),
     });
     {
-        let record = crate::record::DeskRecord::open(&path, None, "dana", &[])
+        let record = crate::record::DeskRecord::open_for_work(&path, None, "dana", &[])
             .expect("a new record")
             .with_clock(fixed_clock);
         for event in &events {
