@@ -79,23 +79,29 @@ pub(super) fn queue_10k(runtime: &Runtime, report: &mut Report) {
         .arg("--concurrency")
         .arg(CONCURRENCY.to_string())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(
+            std::fs::File::create(scratch.path().join("desk.stderr"))
+                .expect("a file for the desk's stderr"),
+        )
         .spawn()
         .expect("starting support-desk run");
     let pid = desk.id();
     let mut samples = Vec::new();
-    while desk.try_wait().expect("waiting for the desk").is_none() {
-        if let Some((rss_kib, hwm_kib)) = memory_kib(pid) {
-            let requests = mock.seen(started).requests;
-            samples.push(Sample {
-                at: started.elapsed(),
-                requests,
-                rss_kib,
-                hwm_kib,
-            });
+    // The mock answers on `runtime`, a current-thread one: it must be driven while we wait.
+    runtime.block_on(async {
+        while desk.try_wait().expect("waiting for the desk").is_none() {
+            if let Some((rss_kib, hwm_kib)) = memory_kib(pid) {
+                let requests = mock.seen(started).requests;
+                samples.push(Sample {
+                    at: started.elapsed(),
+                    requests,
+                    rss_kib,
+                    hwm_kib,
+                });
+            }
+            tokio::time::sleep(SAMPLE_EVERY).await;
         }
-        std::thread::sleep(SAMPLE_EVERY);
-    }
+    });
     let wall = started.elapsed();
     let mut summary = String::new();
     if let Some(mut out) = desk.stdout.take() {
@@ -113,6 +119,19 @@ pub(super) fn queue_10k(runtime: &Runtime, report: &mut Report) {
     let ideal = LATENCY * seen.requests as u32 / CONCURRENCY as u32;
     let wall_over_ideal = wall.as_secs_f64() / ideal.as_secs_f64();
     let summary: Value = serde_json::from_str(&summary).unwrap_or_default();
+    if summary.is_null() {
+        let stderr =
+            std::fs::read_to_string(scratch.path().join("desk.stderr")).unwrap_or_default();
+        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+        report.figures.push(format!(
+            "queue_10k: the desk printed no summary ({}); the end of its stderr:\n{}",
+            desk.try_wait()
+                .ok()
+                .flatten()
+                .map_or("still running".into(), |s| s.to_string()),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
     let (worked, errors) = (&summary["tickets_worked"], &summary["errors"]);
     report.ratios.push(format!(
         "queue of {TICKETS} tickets at concurrency {CONCURRENCY}, model {}: wall / ideal = {wall_over_ideal:.3}x ({})",

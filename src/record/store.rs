@@ -15,7 +15,7 @@
 //! reverse; a consumer delivers at most one reply per ticket. The store never decides anything
 //! about a ticket but what [`TicketState::refuses`] says.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -151,12 +151,27 @@ pub struct DeskRecord {
 /// What an append checks and moves on, under one lock so that events keep their order in the
 /// journal, on the record's thread and in the sequence numbers.
 struct Appender {
-    /// Every ticket's state as its latest event left it.
-    states: HashMap<String, TicketState>,
+    /// The states of the tickets appended to most recently, as their latest events left them;
+    /// any other ticket's is read from the tables (behind every event still on its way there).
+    recent: HashMap<String, Recent>,
+    /// Every ticket the record holds a state for: one not here is new, and needs no read.
+    known: HashSet<Box<str>>,
+    /// Counts appends, to tell which states were used least recently.
+    tick: u64,
     last_seq: i64,
     /// `None` for a record in memory.
     journal: Option<Journal>,
 }
+
+struct Recent {
+    state: TicketState,
+    used: u64,
+}
+
+/// How many tickets' states an append keeps at hand: more than the desk works at once, so a
+/// read is needed only when a person comes back to an older ticket. Past it, the half used
+/// least recently is let go; the desk's memory does not grow with the queue.
+const RECENT_STATES: usize = 1024;
 
 /// Past this size, the journal is emptied once the tables hold every line of it.
 const JOURNAL_CLEAR_AT: u64 = 1 << 20;
@@ -313,12 +328,15 @@ impl DeskRecord {
         let by = self.person.as_str();
         let mut appender = lock(appender);
         let ticket = event.ticket();
-        let prior = ticket.and_then(|t| appender.states.get(t));
-        if let Some(refusal) = prior.and_then(|s| s.refuses(event)) {
+        let prior = match ticket {
+            Some(ticket) => appender.state(ticket, &self.db)?,
+            None => None,
+        };
+        if let Some(refusal) = prior.as_ref().and_then(|s| s.refuses(event)) {
             return Err(refusal.into());
         }
         let state = ticket.map(|ticket| {
-            let mut state = prior.cloned().unwrap_or_else(|| TicketState::new(ticket));
+            let mut state = prior.unwrap_or_else(|| TicketState::new(ticket));
             state.apply(event, &Stamp { by, at }, &self.allow);
             state
         });
@@ -363,7 +381,7 @@ impl DeskRecord {
         }
         appender.last_seq = seq;
         if let Some(state) = &state {
-            appender.states.insert(state.ticket.clone(), state.clone());
+            appender.keep(state.clone());
         }
         // Sent under the lock, so that the record's thread applies events in their order.
         self.db.apply(Pending {
@@ -502,25 +520,57 @@ impl Drop for DeskRecord {
 }
 
 impl Appender {
-    /// The states and the newest sequence number as the tables hold them.
+    /// The tickets and the newest sequence number as the tables hold them.
     fn load(conn: &Connection, journal: Option<Journal>) -> Result<Self, RecordError> {
-        let mut statement = conn.prepare("SELECT seq, state FROM ticket_states")?;
-        let states = statement
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
-            .map(|row| {
-                let (seq, text) = row?;
-                let state: TicketState = serde_json::from_str(&text)
-                    .map_err(|source| RecordError::Unreadable { seq, source })?;
-                Ok((state.ticket.clone(), state))
-            })
-            .collect::<Result<_, RecordError>>()?;
+        let known = conn
+            .prepare("SELECT ticket FROM ticket_states")?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .map(|ticket| ticket.map(String::into_boxed_str))
+            .collect::<Result<_, _>>()?;
         let last_seq =
             conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
         Ok(Self {
-            states,
+            recent: HashMap::new(),
+            known,
+            tick: 0,
             last_seq,
             journal,
         })
+    }
+
+    /// `ticket`'s state as its latest event left it (`None` for a ticket new to the record).
+    fn state(&mut self, ticket: &str, db: &Db) -> Result<Option<TicketState>, RecordError> {
+        self.tick += 1;
+        if let Some(recent) = self.recent.get_mut(ticket) {
+            recent.used = self.tick;
+            return Ok(Some(recent.state.clone()));
+        }
+        if !self.known.contains(ticket) {
+            return Ok(None);
+        }
+        let owned = ticket.to_owned();
+        db.read(move |conn| load_state(conn, &owned))
+    }
+
+    /// Keeps `state` at hand as its ticket's latest.
+    fn keep(&mut self, state: TicketState) {
+        if !self.known.contains(state.ticket.as_str()) {
+            self.known.insert(state.ticket.clone().into_boxed_str());
+        }
+        if self.recent.len() >= RECENT_STATES && !self.recent.contains_key(&state.ticket) {
+            self.let_go_of_the_least_recent_half();
+        }
+        let used = self.tick;
+        self.recent
+            .insert(state.ticket.clone(), Recent { state, used });
+    }
+
+    fn let_go_of_the_least_recent_half(&mut self) {
+        let mut used: Vec<u64> = self.recent.values().map(|r| r.used).collect();
+        let middle = used.len() / 2;
+        let (_, cutoff, _) = used.select_nth_unstable(middle);
+        let cutoff = *cutoff;
+        self.recent.retain(|_, recent| recent.used >= cutoff);
     }
 }
 
@@ -618,6 +668,15 @@ fn select(
         Ok(Stored { seq, at, by, event })
     })
     .collect()
+}
+
+/// The lock, if nobody holds it now.
+fn try_lock_now<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
 }
 
 // A panic while the lock was held cannot leave a half-made change: the journal line and the
@@ -735,8 +794,9 @@ impl Db {
         match apply(conn, batch) {
             Ok(last) => {
                 shared.applied.store(last, Ordering::Release);
-                if let Some(appender) = appender {
-                    let mut appender = lock(appender);
+                // Never waits for the lock: an append holding it may be waiting for a read
+                // on this thread. The journal is emptied on a later batch instead.
+                if let Some(mut appender) = appender.and_then(try_lock_now) {
                     let caught_up = appender.last_seq == last;
                     if let Some(journal) = appender.journal.as_mut()
                         && caught_up

@@ -563,6 +563,53 @@ fn when_the_tables_stop_following_nothing_acknowledged_is_lost() {
 }
 
 #[test]
+fn a_ticket_not_touched_for_a_thousand_others_is_checked_against_its_state_all_the_same() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    for event in [
+        started("T-0000"),
+        draft("T-0000", vec![]),
+        sent("T-0000", None),
+    ] {
+        record.append(&event).expect("appended");
+    }
+    for n in 1..=1_500 {
+        record
+            .append(&started(&format!("T-{n:04}")))
+            .expect("appended");
+    }
+    let refused = record
+        .append(&sent("T-0000", None))
+        .expect_err("already sent");
+    assert!(matches!(refused, RecordError::Refused(_)), "{refused}");
+    let noted = record
+        .append(&Event::Noted {
+            ticket: "T-0000".into(),
+            by: "dana".into(),
+            text: "customer called back".into(),
+        })
+        .expect("a note is always taken");
+    assert_eq!(noted.state.map(|s| s.state), Some(Lifecycle::Sent));
+    drop(record);
+    // And on a desk opened afresh, where nothing is at hand yet.
+    let reopened = record_in(dir.path());
+    assert!(reopened.append(&sent("T-0000", None)).is_err());
+    assert_eq!(
+        reopened
+            .append(&started("T-0007"))
+            .expect("appended")
+            .state
+            .map(|s| s.state),
+        Some(Lifecycle::Working)
+    );
+    let events = reopened.events_after(0).expect("events");
+    assert_eq!(
+        reopened.states().expect("states"),
+        replay(&events, &allow())
+    );
+}
+
+#[test]
 fn a_second_desk_on_the_same_data_directory_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().expect("temp dir");
     let first = record_in(dir.path());
