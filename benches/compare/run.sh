@@ -15,6 +15,10 @@
 #                                                   # client and its server pinned to one CPU,
 #                                                   # then client on CPU 0 and server on CPU 1
 #                                                   # (taskset); ratios per placement
+#   benches/compare/run.sh switches                 # who gives up the CPU on one CPU: the floor's
+#                                                   # and the desk's client pinned with their server
+#                                                   # to CPU 0, each thread's voluntary/involuntary
+#                                                   # context switches over 2 s of calls
 #   benches/compare/run.sh server                   # what the server's cost per call follows:
 #                                                   # the floor as is, with the desk's request
 #                                                   # lines, pausing 20 us between calls, and the
@@ -29,8 +33,8 @@ case $mode in
   compare) ;;
   profile) command -v perf > /dev/null || { echo "profile needs perf (linux-tools)"; exit 1; } ;;
   server) ;;
-  placed) command -v taskset > /dev/null || { echo "placed needs taskset (util-linux)"; exit 1; } ;;
-  *) echo "usage: $0 [profile|placed|server]"; exit 2 ;;
+  placed|switches) command -v taskset > /dev/null || { echo "$mode needs taskset (util-linux)"; exit 1; } ;;
+  *) echo "usage: $0 [profile|placed|server|switches]"; exit 2 ;;
 esac
 calls="${COMPARE_CALLS:-500}"
 rounds="${COMPARE_ROUNDS:-5}"
@@ -150,6 +154,34 @@ for placement, label in (("one", "client and server on CPU 0"), ("two", "client 
     server = [row["rust"]["server_cpu_us_per_call"] for row in rows[placement].values()]
     print(f"{placement}: rust's client CPU per call median {statistics.median(client):.1f} us (goal: 15 us), server CPU per call median {statistics.median(server):.1f} us (goal: 25 us)")
 EOF
+  exit 0
+fi
+
+if [ "$mode" = switches ]; then
+  # Each thread's context switches (voluntary/involuntary, from /proc/PID/task/*/status)
+  # sampled 1 s into a long run and 2 s later: a switch per call under "involuntary" is a
+  # thread taken off the CPU while it still had work, here by the peer its write woke.
+  threads() {
+    for task in /proc/"$1"/task/*; do
+      printf '%s:%s ' "$(cat "$task/comm")" \
+        "$(awk '/^voluntary_ctxt/ {v = $2} /^nonvoluntary_ctxt/ {n = $2} END {print v "/" n}' "$task/status")"
+    done
+  }
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg); client and server on CPU 0, 150,000 calls each"
+  for side in floor desk floor desk; do
+    COMPARE_CLIENT=$side COMPARE_CALLS=150000 COMPARE_SERVER="$server" COMPARE_DB="$scratch/switches-$side.sqlite3" \
+      taskset -c 0 "$scratch/compare_calls" > "$scratch/switches.json" 2>/dev/null &
+    client_pid=$!
+    sleep 1
+    server_pid=$(pgrep -P "$client_pid" | head -1)
+    before_server=$(threads "$server_pid") before_client=$(threads "$client_pid")
+    sleep 2
+    after_server=$(threads "$server_pid") after_client=$(threads "$client_pid")
+    wait "$client_pid"
+    echo "$side server threads: $before_server-> $after_server"
+    echo "$side client threads: $before_client-> $after_client"
+    "$venv/bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print("%s: median %.1f us, CPU per call %.1f us client + %.1f us server" % (sys.argv[2], d["median_us"], d["client_cpu_us_per_call"], d["server_cpu_us_per_call"]))' "$scratch/switches.json" "$side"
+  done
   exit 0
 fi
 

@@ -189,9 +189,10 @@ impl DeskRecord {
     ) -> Result<Self, RecordError> {
         let mut conn = Self::setup(Connection::open(path)?, path, person, allow)?;
         let journal_path = journal::path_for(path);
-        if journal_path.exists()
-            && let Some(lock) = try_lock(path)?
-        {
+        // An empty journal (every desk leaves one when it closes) has nothing to apply, and
+        // is no reason to take the lock from a desk about to start.
+        let pending = std::fs::metadata(&journal_path).is_ok_and(|m| m.len() > 0);
+        if pending && let Some(lock) = try_lock(path)? {
             let (mut journal, lines) = open_journal(&journal_path)?;
             recover(&mut conn, &mut journal, lines)?;
             drop(lock);
