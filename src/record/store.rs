@@ -1,9 +1,9 @@
 //! The desk's record in its SQLite file: an append-only table of events and, beside it, each
 //! ticket's state as those events left it.
 //!
-//! An append checks the event against its ticket's state (kept in memory by the desk that
-//! works on the record), writes it with the state it leads to as one line of the journal
-//! ([`super::journal`]) and returns: from then on a kill cannot lose it (the same promise as
+//! An append checks the event against its ticket's state (the recent tickets' kept in memory
+//! by the desk that works on the record, any other read from the tables), writes it with the
+//! state it leads to as one line of the journal (`journal.rs`) and returns: from then on a kill cannot lose it (the same promise as
 //! an SQLite commit under `synchronous = NORMAL`), and it is shown to people only after that.
 //! The record's own thread brings the SQLite tables up to date, one transaction for the events
 //! that arrived while the last one committed, so the desk's thread never waits on SQLite's
