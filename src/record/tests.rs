@@ -396,6 +396,11 @@ fn left_in_the_journal(dir: &Path, after: &[Event]) {
     std::fs::write(journal::path_for(&dir.join(RECORD_FILE)), text).expect("written");
 }
 
+/// The record at `path` as `queue`, `export` and review open it.
+fn open_to_read(path: &Path) -> DeskRecord {
+    DeskRecord::open(path, None, "reader", &[]).expect("opens for reading")
+}
+
 fn journal_len(dir: &Path) -> u64 {
     std::fs::metadata(journal::path_for(&dir.join(RECORD_FILE))).map_or(0, |m| m.len())
 }
@@ -419,8 +424,7 @@ fn events_a_killed_desk_left_in_the_journal_are_in_the_tables_when_the_record_op
     left_in_the_journal(dir.path(), &lost);
 
     // A reader (queue, export, review) with no desk at work applies them first.
-    let reader =
-        DeskRecord::open(&dir.path().join(RECORD_FILE), None, "reader", &[]).expect("opens");
+    let reader = open_to_read(&dir.path().join(RECORD_FILE));
     let events = reader.events_after(0).expect("events");
     assert_eq!(
         events.iter().map(|e| e.seq).collect::<Vec<_>>(),
@@ -493,7 +497,7 @@ fn a_reader_leaves_the_journal_of_a_desk_at_work_alone() {
         .open(dir.path().join("desk.lock"))
         .expect("the lock file");
     held.lock().expect("locked, as a desk at work holds it");
-    let reader = DeskRecord::open(&path, None, "reader", &[]).expect("opens");
+    let reader = open_to_read(&path);
     assert_eq!(reader.last_seq().expect("readable"), 0);
     assert!(
         journal_len(dir.path()) > 0,
@@ -501,7 +505,7 @@ fn a_reader_leaves_the_journal_of_a_desk_at_work_alone() {
     );
     drop(reader);
     drop(held);
-    let reader = DeskRecord::open(&path, None, "reader", &[]).expect("opens");
+    let reader = open_to_read(&path);
     assert_eq!(reader.last_seq().expect("readable"), 1);
 }
 
@@ -510,7 +514,7 @@ fn a_record_opened_for_reading_refuses_to_append_and_says_so() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join(RECORD_FILE);
     drop(record_in(dir.path()));
-    let reader = DeskRecord::open(&path, None, "reader", &[]).expect("opens");
+    let reader = open_to_read(&path);
     let refused = reader.append(&started("T-0001")).expect_err("read only");
     assert_eq!(
         refused.to_string(),
