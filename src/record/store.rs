@@ -15,20 +15,26 @@
 //! reverse; a consumer delivers at most one reply per ticket. The store never decides anything
 //! about a ticket but what [`TicketState::refuses`] says.
 
-use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::journal::{self, Journal};
+use super::journal;
 use super::state::{Refusal, Stamp, TicketState};
 use crate::recording::Event;
+
+mod appender;
+mod opening;
+mod tables;
+
+use appender::Appender;
+use opening::{lock_file, open_journal, recover, try_lock};
+use tables::{Db, Pending};
 
 /// Version 1 kept only each ticket's latest state; version 2 is the event log.
 const SCHEMA_VERSION: i32 = 2;
@@ -147,34 +153,6 @@ pub struct DeskRecord {
     /// last, so that it goes only once the record's thread is done.
     _lock: Option<std::fs::File>,
 }
-
-/// What an append checks and moves on, under one lock so that events keep their order in the
-/// journal, on the record's thread and in the sequence numbers.
-struct Appender {
-    /// The states of the tickets appended to most recently, as their latest events left them;
-    /// any other ticket's is read from the tables (behind every event still on its way there).
-    recent: HashMap<String, Recent>,
-    /// Every ticket the record holds a state for: one not here is new, and needs no read.
-    known: HashSet<Box<str>>,
-    /// Counts appends, to tell which states were used least recently.
-    tick: u64,
-    last_seq: i64,
-    /// `None` for a record in memory.
-    journal: Option<Journal>,
-}
-
-struct Recent {
-    state: TicketState,
-    used: u64,
-}
-
-/// How many tickets' states an append keeps at hand: more than the desk works at once, so a
-/// read is needed only when a person comes back to an older ticket. Past it, the half used
-/// least recently is let go; the desk's memory does not grow with the queue.
-const RECENT_STATES: usize = 1024;
-
-/// Past this size, the journal is emptied once the tables hold every line of it.
-const JOURNAL_CLEAR_AT: u64 = 1 << 20;
 
 impl DeskRecord {
     /// Opens the record at `path` for reading (`queue`, `export`, review), migrating a file of
@@ -452,9 +430,7 @@ impl DeskRecord {
 
     /// The sequence number of the newest event (0 when the record is empty).
     pub fn last_seq(&self) -> Result<i64, RecordError> {
-        self.db.read(|conn| {
-            Ok(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?)
-        })
+        self.db.read(newest_seq)
     }
 
     /// Settles every run that was under way when a desk on this record stopped without
@@ -503,149 +479,10 @@ impl Drop for DeskRecord {
     /// The record's thread applies what is left before it stops; then the journal, which the
     /// tables now hold in full, is emptied.
     fn drop(&mut self) {
-        let applied = self.db.stop();
-        let Some(appender) = &self.appender else {
-            return;
-        };
-        let mut appender = lock(appender);
-        if applied != Some(appender.last_seq) {
-            return;
-        }
-        if let Some(journal) = appender.journal.as_mut()
-            && journal.len() > 0
-            && let Err(error) = journal.clear()
-        {
-            tracing::warn!(journal = %journal.path().display(), %error, "could not empty the record's journal; the next desk to open it will");
+        if let (Some(applied), Some(appender)) = (self.db.stop(), &self.appender) {
+            lock(appender).empty_journal(applied, 0);
         }
     }
-}
-
-impl Appender {
-    /// The tickets and the newest sequence number as the tables hold them.
-    fn load(conn: &Connection, journal: Option<Journal>) -> Result<Self, RecordError> {
-        let known = conn
-            .prepare("SELECT ticket FROM ticket_states")?
-            .query_map([], |r| r.get::<_, String>(0))?
-            .map(|ticket| ticket.map(String::into_boxed_str))
-            .collect::<Result<_, _>>()?;
-        let last_seq =
-            conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
-        Ok(Self {
-            recent: HashMap::new(),
-            known,
-            tick: 0,
-            last_seq,
-            journal,
-        })
-    }
-
-    /// `ticket`'s state as its latest event left it (`None` for a ticket new to the record).
-    fn state(&mut self, ticket: &str, db: &Db) -> Result<Option<TicketState>, RecordError> {
-        self.tick += 1;
-        if let Some(recent) = self.recent.get_mut(ticket) {
-            recent.used = self.tick;
-            return Ok(Some(recent.state.clone()));
-        }
-        if !self.known.contains(ticket) {
-            return Ok(None);
-        }
-        let owned = ticket.to_owned();
-        db.read(move |conn| load_state(conn, &owned))
-    }
-
-    /// Keeps `state` at hand as its ticket's latest.
-    fn keep(&mut self, state: TicketState) {
-        if !self.known.contains(state.ticket.as_str()) {
-            self.known.insert(state.ticket.clone().into_boxed_str());
-        }
-        if self.recent.len() >= RECENT_STATES && !self.recent.contains_key(&state.ticket) {
-            self.let_go_of_the_least_recent_half();
-        }
-        let used = self.tick;
-        self.recent
-            .insert(state.ticket.clone(), Recent { state, used });
-    }
-
-    fn let_go_of_the_least_recent_half(&mut self) {
-        let mut used: Vec<u64> = self.recent.values().map(|r| r.used).collect();
-        let middle = used.len() / 2;
-        let (_, cutoff, _) = used.select_nth_unstable(middle);
-        let cutoff = *cutoff;
-        self.recent.retain(|_, recent| recent.used >= cutoff);
-    }
-}
-
-/// The lock on the record at `path`, or `None` when a desk holds it.
-fn try_lock(path: &Path) -> Result<Option<std::fs::File>, RecordError> {
-    let lock_path = lock_file(path);
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|source| RecordError::Lock {
-            path: lock_path.clone(),
-            source,
-        })?;
-    match lock.try_lock() {
-        Ok(()) => Ok(Some(lock)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(source)) => Err(RecordError::Lock {
-            path: lock_path,
-            source,
-        }),
-    }
-}
-
-fn open_journal(path: &Path) -> Result<(Journal, Vec<journal::Line>), RecordError> {
-    Journal::open(path).map_err(|source| RecordError::Journal {
-        path: path.to_owned(),
-        source,
-    })
-}
-
-/// Applies the journal's lines that the tables do not hold yet (a killed desk's last events),
-/// then empties it. Run with the record's lock held.
-fn recover(
-    conn: &mut Connection,
-    journal: &mut Journal,
-    lines: Vec<journal::Line>,
-) -> Result<(), RecordError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let last: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
-    let mut applied = 0;
-    for line in lines.into_iter().filter(|line| line.seq > last) {
-        let event_json = serde_json::to_string(&line.event).map_err(to_sql_error)?;
-        insert_event(
-            &tx,
-            line.seq,
-            line.event.ticket(),
-            line.at,
-            &line.by,
-            line.event.kind(),
-            &event_json,
-        )?;
-        if let Some(state) = &line.state {
-            save_state(
-                &tx,
-                line.seq,
-                &serde_json::to_string(state).map_err(to_sql_error)?,
-                &state.ticket,
-            )?;
-        }
-        applied += 1;
-    }
-    tx.commit()?;
-    if applied > 0 {
-        tracing::info!(applied, journal = %journal.path().display(), "applied the events a desk left in the record's journal");
-    }
-    if journal.len() > 0 {
-        journal.clear().map_err(|source| RecordError::Journal {
-            path: journal.path().to_owned(),
-            source,
-        })?;
-    }
-    Ok(())
 }
 
 fn select(
@@ -671,239 +508,12 @@ fn select(
     .collect()
 }
 
-/// The lock, if nobody holds it now.
-fn try_lock_now<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-    match mutex.try_lock() {
-        Ok(guard) => Some(guard),
-        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => None,
-    }
-}
-
 // A panic while the lock was held cannot leave a half-made change: the journal line and the
 // cache move on only after everything before them has worked.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// An event on its way to the tables.
-struct Pending {
-    seq: i64,
-    at: i64,
-    by: String,
-    ticket: Option<String>,
-    kind: &'static str,
-    event_json: String,
-    state_json: Option<String>,
-}
-
-enum Job {
-    Apply(Pending),
-    /// Runs once every event sent before it is in the tables.
-    Read(Box<dyn FnOnce(&Connection) + Send>),
-}
-
-/// The SQLite connection on a thread of its own: events are applied there in batches (one
-/// transaction for all that arrived while the last one committed), so a checkpoint's fsyncs
-/// never hold the desk's thread; reads queue behind the events sent before them.
-struct Db {
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    shared: Arc<DbState>,
-}
-
-#[derive(Default)]
-struct DbState {
-    /// Why the tables stopped following the journal, once they have.
-    failure: Mutex<Option<String>>,
-    /// The newest event the tables hold.
-    applied: AtomicI64,
-}
-
-/// At most this many events go into one transaction.
-const BATCH: usize = 1024;
-
-impl Db {
-    fn start(conn: Connection, appender: Option<Arc<Mutex<Appender>>>) -> Self {
-        let (jobs, queue) = mpsc::channel();
-        let shared = Arc::new(DbState::default());
-        let thread_state = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("desk-record".into())
-            .spawn(move || Self::run(conn, queue, &thread_state, appender.as_deref()));
-        match thread {
-            Ok(thread) => Self {
-                jobs: Some(jobs),
-                thread: Some(thread),
-                shared,
-            },
-            Err(error) => {
-                shared.fail(format!("cannot start the record's thread ({error})"));
-                Self {
-                    jobs: None,
-                    thread: None,
-                    shared,
-                }
-            }
-        }
-    }
-
-    fn run(
-        mut conn: Connection,
-        queue: mpsc::Receiver<Job>,
-        shared: &DbState,
-        appender: Option<&Mutex<Appender>>,
-    ) {
-        let mut batch = Vec::new();
-        while let Ok(job) = queue.recv() {
-            let mut next = Some(job);
-            while let Some(job) = next {
-                match job {
-                    Job::Apply(pending) => {
-                        batch.push(pending);
-                        if batch.len() >= BATCH {
-                            Self::flush(&mut conn, &mut batch, shared, appender);
-                        }
-                    }
-                    Job::Read(read) => {
-                        Self::flush(&mut conn, &mut batch, shared, appender);
-                        read(&conn);
-                    }
-                }
-                next = queue.try_recv().ok();
-            }
-            Self::flush(&mut conn, &mut batch, shared, appender);
-        }
-    }
-
-    fn flush(
-        conn: &mut Connection,
-        batch: &mut Vec<Pending>,
-        shared: &DbState,
-        appender: Option<&Mutex<Appender>>,
-    ) {
-        if batch.is_empty() {
-            return;
-        }
-        if shared.failed().is_err() {
-            // The events stay in the journal, for the next desk to open the record.
-            batch.clear();
-            return;
-        }
-        match apply(conn, batch) {
-            Ok(last) => {
-                shared.applied.store(last, Ordering::Release);
-                // Never waits for the lock: an append holding it may be waiting for a read
-                // on this thread. The journal is emptied on a later batch instead.
-                if let Some(mut appender) = appender.and_then(try_lock_now) {
-                    let caught_up = appender.last_seq == last;
-                    if let Some(journal) = appender.journal.as_mut()
-                        && caught_up
-                        && journal.len() >= JOURNAL_CLEAR_AT
-                        && let Err(error) = journal.clear()
-                    {
-                        tracing::warn!(journal = %journal.path().display(), %error, "could not empty the record's journal; it keeps growing until it can");
-                    }
-                }
-            }
-            Err(error) => {
-                tracing::error!(%error, "the record's tables stopped following its journal");
-                shared.fail(error.to_string());
-            }
-        }
-        batch.clear();
-    }
-
-    /// Hands an event to the record's thread.
-    fn apply(&self, pending: Pending) -> Result<(), RecordError> {
-        self.send(Job::Apply(pending))
-    }
-
-    /// Runs `read` on the connection once every event appended before it is in the tables.
-    fn read<T: Send + 'static>(
-        &self,
-        read: impl FnOnce(&Connection) -> Result<T, RecordError> + Send + 'static,
-    ) -> Result<T, RecordError> {
-        let (answer, answered) = mpsc::sync_channel(1);
-        self.send(Job::Read(Box::new(move |conn| {
-            // The reader waits on the other end; if it is gone, nobody wants the answer.
-            let _ = answer.send(read(conn));
-        })))?;
-        let result = answered.recv().map_err(|_| self.stopped())?;
-        self.healthy()?;
-        result
-    }
-
-    fn send(&self, job: Job) -> Result<(), RecordError> {
-        let jobs = self.jobs.as_ref().ok_or_else(|| self.stopped())?;
-        jobs.send(job).map_err(|_| self.stopped())
-    }
-
-    fn healthy(&self) -> Result<(), RecordError> {
-        self.shared.failed().map_err(RecordError::Behind)
-    }
-
-    fn stopped(&self) -> RecordError {
-        match self.shared.failed() {
-            Err(why) => RecordError::Behind(why),
-            Ok(()) => RecordError::Behind("the record's thread stopped".into()),
-        }
-    }
-
-    /// Stops the thread once it has applied everything sent to it; the newest event the tables
-    /// hold, unless they stopped following the journal.
-    fn stop(&mut self) -> Option<i64> {
-        self.jobs = None;
-        if let Some(thread) = self.thread.take()
-            && thread.join().is_err()
-        {
-            self.shared.fail("the record's thread panicked".into());
-        }
-        self.shared
-            .failed()
-            .ok()
-            .map(|()| self.shared.applied.load(Ordering::Acquire))
-    }
-}
-
-impl DbState {
-    fn fail(&self, why: String) {
-        lock(&self.failure).get_or_insert(why);
-    }
-
-    fn failed(&self) -> Result<(), String> {
-        match lock(&self.failure).as_ref() {
-            Some(why) => Err(why.clone()),
-            None => Ok(()),
-        }
-    }
-}
-
-/// One transaction for the whole batch; the newest sequence number in it.
-fn apply(conn: &mut Connection, batch: &[Pending]) -> Result<i64, RecordError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    for pending in batch {
-        insert_event(
-            &tx,
-            pending.seq,
-            pending.ticket.as_deref(),
-            pending.at,
-            &pending.by,
-            pending.kind,
-            &pending.event_json,
-        )?;
-        if let (Some(ticket), Some(state)) = (&pending.ticket, &pending.state_json) {
-            save_state(&tx, pending.seq, state, ticket)?;
-        }
-    }
-    tx.commit()?;
-    Ok(batch.last().map_or(0, |p| p.seq))
-}
-
-fn lock_file(record: &Path) -> PathBuf {
-    record.with_extension("lock")
 }
 
 /// Replays `events` from nothing: the states they lead to, by ticket ID. The record's own
@@ -937,63 +547,38 @@ struct OutboxLine<'a> {
     at: i64,
 }
 
-/// Appends `event` and moves its ticket's state on, without asking whether it may.
+/// Appends `event` and moves its ticket's state on, without asking whether it may (an older
+/// desk file's rows, migrated inside the transaction that opens it).
 pub(super) fn write_event(
     tx: &Transaction<'_>,
     event: &Event,
     by: &str,
     at: i64,
     allow: &[String],
-) -> Result<(i64, Option<TicketState>), RecordError> {
-    let prior = prior_state(tx, event)?;
-    write_event_after(tx, event, Stamp { by, at }, allow, prior)
-}
-
-/// The state `event`'s ticket is in before it (`None` for a new ticket or the manifest).
-fn prior_state(tx: &Transaction<'_>, event: &Event) -> Result<Option<TicketState>, RecordError> {
-    event
-        .ticket()
-        .map_or(Ok(None), |ticket| load_state(tx, ticket))
-}
-
-/// [`write_event`] on the state its ticket was in (`prior`, read in this transaction).
-fn write_event_after(
-    tx: &Transaction<'_>,
-    event: &Event,
-    stamp: Stamp<'_>,
-    allow: &[String],
-    prior: Option<TicketState>,
-) -> Result<(i64, Option<TicketState>), RecordError> {
-    let Stamp { by, at } = stamp;
-    let body = serde_json::to_string(event).map_err(to_sql_error)?;
-    let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM events", [], |r| {
-        r.get(0)
-    })?;
-    insert_event(tx, seq, event.ticket(), at, by, event.kind(), &body)?;
-    let Some(ticket) = event.ticket() else {
-        return Ok((seq, None));
-    };
-    let mut state = prior.unwrap_or_else(|| TicketState::new(ticket));
-    state.apply(event, &Stamp { by, at }, allow);
-    let text = serde_json::to_string(&state).map_err(to_sql_error)?;
-    save_state(tx, seq, &text, ticket)?;
-    Ok((seq, Some(state)))
-}
-
-fn insert_event(
-    conn: &Connection,
-    seq: i64,
-    ticket: Option<&str>,
-    at: i64,
-    by: &str,
-    kind: &str,
-    body: &str,
 ) -> Result<(), RecordError> {
-    conn.prepare_cached(
-        "INSERT INTO events (seq, ticket, at, by, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![seq, ticket, at, by, kind, body])?;
-    Ok(())
+    let state = match event.ticket() {
+        Some(ticket) => {
+            let mut state = load_state(tx, ticket)?.unwrap_or_else(|| TicketState::new(ticket));
+            state.apply(event, &Stamp { by, at }, allow);
+            Some(serde_json::to_string(&state).map_err(to_sql_error)?)
+        }
+        None => None,
+    };
+    Pending {
+        seq: newest_seq(tx)? + 1,
+        at,
+        by: by.to_owned(),
+        ticket: event.ticket().map(str::to_owned),
+        kind: event.kind(),
+        event_json: serde_json::to_string(event).map_err(to_sql_error)?,
+        state_json: state,
+    }
+    .write(tx)
+}
+
+/// The sequence number of the newest event the tables hold (0 when there is none).
+fn newest_seq(conn: &Connection) -> Result<i64, RecordError> {
+    Ok(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?)
 }
 
 fn load_state(conn: &Connection, ticket: &str) -> Result<Option<TicketState>, RecordError> {
@@ -1005,15 +590,6 @@ fn load_state(conn: &Connection, ticket: &str) -> Result<Option<TicketState>, Re
         serde_json::from_str(&text).map_err(|source| RecordError::Unreadable { seq, source })
     })
     .transpose()
-}
-
-fn save_state(conn: &Connection, seq: i64, state: &str, ticket: &str) -> Result<(), RecordError> {
-    conn.prepare_cached(
-        "INSERT INTO ticket_states (ticket, seq, state) VALUES (?1, ?2, ?3)
-         ON CONFLICT (ticket) DO UPDATE SET seq = excluded.seq, state = excluded.state",
-    )?
-    .execute(params![ticket, seq, state])?;
-    Ok(())
 }
 
 fn to_sql_error(e: serde_json::Error) -> rusqlite::Error {
