@@ -3,11 +3,16 @@
 //!
 //! A stdio server runs on one thread of its own, on a current-thread runtime, and reads and
 //! writes its pipes through the I/O driver (`rmcp::transport::stdio_pipes`), so a message is
-//! read, handled and answered without crossing a thread or Tokio's blocking pool. This module
+//! read, handled and answered without crossing a thread or Tokio's blocking pool. Both read a
+//! `tools/call` request straight into rmcp's types ([`transport::CallsFirst`]). This module
 //! never decides what a server does; it only carries its messages.
 
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::DuplexStream;
+
+use transport::CallsFirst;
+
+mod transport;
 
 /// Buffer of an in-process pipe; large enough for a tool list in one write.
 const DUPLEX_BUFFER: usize = 256 * 1024;
@@ -60,7 +65,8 @@ pub async fn stdio<S: ServerHandler>(server: S) -> Result<(), ServeError> {
 async fn stdio_here<S: ServerHandler>(server: S) -> Result<(), ServeError> {
     // Pipes (as an MCP client starts us) go through the I/O driver; anything else, such as
     // a terminal, falls back to rmcp's blocking stdio handles.
-    let running = server.serve(rmcp::transport::stdio_pipes()).await?;
+    let (read, write) = rmcp::transport::stdio_pipes();
+    let running = server.serve(CallsFirst::new(read, write)).await?;
     if let Err(e) = running.waiting().await {
         tracing::warn!(error = %e, "server task ended with an error");
     }
@@ -72,8 +78,9 @@ async fn stdio_here<S: ServerHandler>(server: S) -> Result<(), ServeError> {
 pub fn in_process<S: ServerHandler>(server: S) -> DuplexStream {
     let (server_io, client_io) = tokio::io::duplex(DUPLEX_BUFFER);
     tokio::spawn(async move {
+        let (read, write) = tokio::io::split(server_io);
         // serve() returns once the client's first request (not discover) arrives.
-        match server.serve(server_io).await {
+        match server.serve(CallsFirst::new(read, write)).await {
             Ok(running) => {
                 if let Err(e) = running.waiting().await {
                     tracing::warn!(error = %e, "in-process server ended with an error");
