@@ -124,7 +124,17 @@ impl Cursor<'_> {
             match rest.get(at)? {
                 b'"' => break,
                 b'\\' => {
-                    let (unescaped, used) = escape(&rest[at + 1..])?;
+                    if let Some(byte) = rest.get(at + 1).copied().and_then(one_byte_escape) {
+                        // Most of a JSON text's escapes are `\"`: no character to encode.
+                        text.put([byte; 8], 1);
+                        at += 2;
+                        continue;
+                    }
+                    // Else only `\u` is an escape.
+                    if rest.get(at + 1) != Some(&b'u') {
+                        return None;
+                    }
+                    let (unescaped, used) = unicode(&rest[at + 2..])?;
                     let mut chunk = [0; 8];
                     let len = unescaped.encode_utf8(&mut chunk).len();
                     text.put(chunk, len);
@@ -216,21 +226,19 @@ impl Text {
     }
 }
 
-/// The character an escape (after its backslash) stands for, and how many bytes it took.
-fn escape(after: &[u8]) -> Option<(char, usize)> {
-    let simple = match after.first()? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => return unicode(&after[1..]),
+/// The byte a one-letter escape (the letter after its backslash) stands for.
+fn one_byte_escape(letter: u8) -> Option<u8> {
+    Some(match letter {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
         _ => return None,
-    };
-    Some((simple, 1))
+    })
 }
 
 /// A `\u` escape's character (after the `u`) and the bytes it took from the `u` on, a

@@ -273,7 +273,10 @@ async fn a_receive_dropped_while_rmcp_writes_its_answer_resumes_there() {
     });
 
     let stuck = tokio::time::timeout(Duration::from_millis(100), transport.receive()).await;
-    assert!(stuck.is_err(), "rmcp's answer should wait for the client to read");
+    assert!(
+        stuck.is_err(),
+        "rmcp's answer should wait for the client to read"
+    );
 
     let mut answers = BufReader::new(client_read).lines();
     let invalid = tokio::spawn(async move { answer(&mut answers).await });
