@@ -27,12 +27,13 @@ use rmcp::model::{
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdout};
 use tokio::sync::Mutex;
 
 use super::lane::{CallLane, Stdin};
 use super::oversize::{Guarded, MAX_MESSAGE_BYTES};
+use crate::lines::Lines;
 
 mod answer;
 
@@ -44,11 +45,7 @@ const EXIT_WAIT: Duration = Duration::from_secs(3);
 pub struct ChildStdio {
     // Boxed: the transport sits in an enum beside HTTP's much smaller ones.
     child: Box<Child>,
-    read: Box<BufReader<Guarded<ChildStdout>>>,
-    /// The line being read; kept across a cancelled `receive`, which resumes it.
-    line: Vec<u8>,
-    /// Dropping the line that went over [`MAX_LINE`], up to its end.
-    discarding: bool,
+    lines: Box<Lines<Guarded<ChildStdout>>>,
     write: Stdin,
     /// `tools/call` requests rmcp sent and not yet answered.
     calls: HashSet<RequestId>,
@@ -134,9 +131,11 @@ impl ChildStdio {
         let write = Arc::new(Mutex::new(Some(stdin)));
         Some(Self {
             child: Box::new(child),
-            read: Box::new(BufReader::new(Guarded::new(stdout, MAX_MESSAGE_BYTES))),
-            line: Vec::new(),
-            discarding: false,
+            lines: Box::new(Lines::new(
+                Guarded::new(stdout, MAX_MESSAGE_BYTES),
+                MAX_LINE,
+                "a server",
+            )),
             lane: CallLane::new(write.clone()),
             write,
             calls: HashSet::new(),
@@ -146,33 +145,6 @@ impl ChildStdio {
     /// The lane for tool calls beside rmcp's service loop (see [`CallLane`]).
     pub fn lane(&self) -> CallLane {
         self.lane.clone()
-    }
-
-    /// The next whole line into `self.line`; `false` at the end of the stream.
-    async fn read_line(&mut self) -> std::io::Result<bool> {
-        loop {
-            let available = self.read.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(false);
-            }
-            let newline = memchr::memchr(b'\n', available);
-            let take = newline.map_or(available.len(), |at| at + 1);
-            let too_long = self.line.len().saturating_add(take) > MAX_LINE;
-            if !self.discarding && !too_long {
-                self.line.extend_from_slice(&available[..take]);
-            } else if !self.discarding {
-                tracing::error!(
-                    max = MAX_LINE,
-                    "a server's message is too long; dropping it"
-                );
-                self.line.clear();
-                self.discarding = true;
-            }
-            self.read.consume(take);
-            if newline.is_some() && !std::mem::take(&mut self.discarding) {
-                return Ok(true);
-            }
-        }
     }
 
     /// Closes the server's stdin and waits for it to exit; kills it if it does not.
@@ -232,7 +204,7 @@ impl Transport<RoleClient> for ChildStdio {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            match self.read_line().await {
+            match self.lines.next().await {
                 Ok(true) => {}
                 Ok(false) => {
                     self.lane.close();
@@ -244,18 +216,11 @@ impl Transport<RoleClient> for ChildStdio {
                     return None;
                 }
             }
-            let mut line = std::mem::take(&mut self.line);
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let text = self.lines.line();
             let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            let message = if text.is_empty() {
-                None
-            } else {
-                decode(&mut self.calls, &self.lane, text)
-            };
-            line.clear();
-            self.line = line;
-            if let Some(message) = message {
+            if !text.is_empty()
+                && let Some(message) = decode(&mut self.calls, &self.lane, text)
+            {
                 return Some(message);
             }
         }

@@ -25,15 +25,14 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::lines::Lines;
 
 /// A server's transport over `R` (what the client writes) and `W` (what it reads).
 pub struct CallsFirst<R, W: AsyncWrite> {
-    read: BufReader<R>,
-    /// The line being read; kept across a cancelled `receive`, which resumes it.
-    line: Vec<u8>,
-    /// Dropping the line that went over rmcp's limit, up to its end.
-    discarding: bool,
+    /// The client's lines, as long as rmcp takes them.
+    lines: Lines<R>,
     /// Lines for rmcp's transport, which reads them from here.
     feed: Feed,
     /// rmcp has been handed a line and has not yet asked for the next.
@@ -49,40 +48,10 @@ where
     pub fn new(read: R, write: W) -> Self {
         let feed = Feed::default();
         Self {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            discarding: false,
+            lines: Lines::new(read, DEFAULT_MAX_LINE_LENGTH, "a client"),
             rmcp_busy: false,
             rmcp: AsyncRwTransport::new_server(feed.clone(), write),
             feed,
-        }
-    }
-
-    /// The next whole line into `self.line`; `false` at the end of the stream. A line over
-    /// rmcp's limit is dropped, as rmcp drops it.
-    async fn read_line(&mut self) -> std::io::Result<bool> {
-        loop {
-            let available = self.read.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(false);
-            }
-            let newline = memchr::memchr(b'\n', available);
-            let take = newline.map_or(available.len(), |at| at + 1);
-            let too_long = self.line.len().saturating_add(take) > DEFAULT_MAX_LINE_LENGTH;
-            if !self.discarding && !too_long {
-                self.line.extend_from_slice(&available[..take]);
-            } else if !self.discarding {
-                tracing::error!(
-                    max = DEFAULT_MAX_LINE_LENGTH,
-                    "a client's message is too long; dropping it"
-                );
-                self.line.clear();
-                self.discarding = true;
-            }
-            self.read.consume(take);
-            if newline.is_some() && !std::mem::take(&mut self.discarding) {
-                return Ok(true);
-            }
         }
     }
 
@@ -142,7 +111,7 @@ where
                     Handed::Stopped => return None,
                 }
             }
-            match self.read_line().await {
+            match self.lines.next().await {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(e) => {
@@ -150,15 +119,10 @@ where
                     return None;
                 }
             }
-            let line = std::mem::take(&mut self.line);
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            if let Some(call) = call_request(text) {
-                self.line = reuse(line);
+            if let Some(call) = call_request(self.lines.line()) {
                 return Some(call);
             }
-            self.feed.push(&line);
-            self.line = reuse(line);
+            self.feed.push(self.lines.raw());
             self.rmcp_busy = true;
         }
     }
@@ -166,12 +130,6 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.rmcp.close().await
     }
-}
-
-/// `line`'s allocation, emptied for the next line.
-fn reuse(mut line: Vec<u8>) -> Vec<u8> {
-    line.clear();
-    line
 }
 
 /// A `tools/call` request with the fields a request has and nothing else, as rmcp's
