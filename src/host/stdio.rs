@@ -10,8 +10,8 @@
 //! `CallToolResult` refuses anything but a complete result); anything else, or an answer
 //! that does not fit, goes through rmcp's own deserializer as before. Stdout is read through
 //! the desk's size guard ([`super::oversize`]), which cuts a message over its limit and
-//! answers the request with "too large"; lines longer than [`MAX_LINE`] are dropped, as rmcp
-//! drops them.
+//! answers the request with "too large"; lines longer than rmcp's
+//! [`DEFAULT_MAX_LINE_LENGTH`] are dropped, as rmcp drops them.
 //! The answer to a call made on the transport's [`CallLane`] goes to its caller, not to rmcp.
 
 use std::collections::HashSet;
@@ -26,6 +26,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 use serde::Deserialize;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdout};
@@ -37,8 +38,6 @@ use crate::lines::Lines;
 
 mod answer;
 
-/// The longest line read, as rmcp's own stdio transport has it.
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// How long a closed server may take to exit before it is killed.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
 
@@ -133,7 +132,7 @@ impl ChildStdio {
             child: Box::new(child),
             lines: Box::new(Lines::new(
                 Guarded::new(stdout, MAX_MESSAGE_BYTES),
-                MAX_LINE,
+                DEFAULT_MAX_LINE_LENGTH,
                 "a server",
             )),
             lane: CallLane::new(write.clone()),
