@@ -6,6 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An amount in euro cents.
@@ -39,11 +40,40 @@ impl std::iter::Sum for Cents {
     }
 }
 
+/// Room for any amount as text: a sign, up to 17 whole digits, the point and two decimals.
+type AmountText = [u8; 24];
+
+impl Cents {
+    /// The amount as the shop writes it (`-`, whole euros, `.`, two decimals), written into
+    /// `room` from its end. Every amount a tool answers with is written this way, so it is
+    /// done digit by digit rather than through the formatting machinery.
+    fn text(self, room: &mut AmountText) -> &str {
+        let mut left = self.0.unsigned_abs();
+        let mut at = room.len();
+        // The two decimals, the point, then the whole euros, at least one digit of them.
+        for place in 0.. {
+            if place == 2 {
+                at -= 1;
+                room[at] = b'.';
+            }
+            at -= 1;
+            room[at] = b'0' + (left % 10) as u8;
+            left /= 10;
+            if place >= 2 && left == 0 {
+                break;
+            }
+        }
+        if self.0 < 0 {
+            at -= 1;
+            room[at] = b'-';
+        }
+        std::str::from_utf8(&room[at..]).expect("an amount's text is ASCII")
+    }
+}
+
 impl fmt::Display for Cents {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let abs = self.0.unsigned_abs();
-        write!(f, "{sign}{}.{:02}", abs / 100, abs % 100)
+        f.write_str(self.text(&mut AmountText::default()))
     }
 }
 
@@ -66,14 +96,28 @@ impl FromStr for Cents {
 
 impl Serialize for Cents {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.text(&mut AmountText::default()))
     }
 }
 
 impl<'de> Deserialize<'de> for Cents {
+    /// From the text as the input holds it, with no copy of it.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+        struct Amount;
+
+        impl Visitor<'_> for Amount {
+            type Value = Cents;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an amount as a string with two decimals, like \"12.50\"")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Cents, E> {
+                text.parse().map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_str(Amount)
     }
 }
 
@@ -89,6 +133,54 @@ mod tests {
                 Ok(text.to_owned())
             );
         }
+    }
+
+    #[test]
+    fn every_amount_is_written_as_the_formatting_machinery_writes_it() {
+        let amounts = [
+            0,
+            5,
+            99,
+            100,
+            2490,
+            15000,
+            34349,
+            1,
+            -1,
+            -50,
+            -2490,
+            i64::MAX,
+            i64::MIN,
+        ]
+        .into_iter()
+        .chain((0..2_000).map(|n| n * 7919 - 3_000_000));
+        for cents in amounts {
+            let abs = cents.unsigned_abs();
+            let sign = if cents < 0 { "-" } else { "" };
+            let expected = format!("{sign}{}.{:02}", abs / 100, abs % 100);
+            assert_eq!(Cents(cents).to_string(), expected);
+            assert_eq!(
+                serde_json::to_string(&Cents(cents)).ok(),
+                Some(format!("\"{expected}\""))
+            );
+        }
+    }
+
+    #[test]
+    fn amounts_are_read_from_json_strings_only() {
+        let read = |json: &str| serde_json::from_str::<Cents>(json).map_err(|e| e.to_string());
+        assert_eq!(read(r#""24.90""#), Ok(Cents(2490)));
+        // Escaped text is read as its characters, as any string is.
+        assert_eq!(read(r#""\u0032\u0034.90""#), Ok(Cents(2490)));
+        let refused = read(r#""24.9""#).err().unwrap_or_default();
+        assert!(refused.contains("'24.9' is not an amount"), "{refused}");
+        let not_text = read("24.90").err().unwrap_or_default();
+        assert!(
+            not_text.contains("expected an amount as a string"),
+            "{not_text}"
+        );
+        let from_value = serde_json::from_value::<Cents>(serde_json::json!("0.05"));
+        assert_eq!(from_value.ok(), Some(Cents(5)));
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub(super) fn read(line: &[u8]) -> Option<(RequestId, CallToolResult)> {
         .eat(br#""resultType":"complete","#)
         .then_some(ResultType::COMPLETE);
     cursor.expect(br#""content":["#)?;
-    let mut content = Vec::new();
+    // Room for one block, which is what a tool's answer mostly holds: a first push into an
+    // empty Vec makes room for four, a request large enough to make the allocator tidy up.
+    let mut content = Vec::with_capacity(1);
     if !cursor.eat(b"]") {
         loop {
             cursor.expect(br#"{"type":"text","text":""#)?;
