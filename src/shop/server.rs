@@ -398,6 +398,31 @@ impl ServerHandler for ShopServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        Ok(self.prompt(request).await?.into())
+        // Boxed: the prompt awaits the store, whose future (PostgreSQL's among its backends)
+        // runs to kilobytes. rmcp's future for a request holds the largest of its handlers'
+        // futures inline and is moved several times as it is spawned, for every request.
+        Ok(Box::pin(self.prompt(request)).await?.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future `handler` returns, without calling it.
+    fn future_size<'a, S: 'a, A, B, F: 'a>(_handler: impl Fn(&'a S, A, B) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    #[test]
+    fn a_prompt_does_not_make_every_request_carry_the_stores_future() {
+        // rmcp's future for any request holds the largest of the handlers' futures inline;
+        // a prompt that awaited the store unboxed made it 3.6 KiB on its own.
+        let prompt = future_size(
+            |server: &ShopServer, request: GetPromptRequestParams, context| {
+                server.get_prompt(request, context)
+            },
+        );
+        assert!(prompt <= 1024, "get_prompt's future is {prompt} bytes");
     }
 }
