@@ -11,6 +11,7 @@ pub mod config;
 pub mod conformance;
 pub mod headless;
 pub mod host;
+mod json_text;
 mod lines;
 pub mod logging;
 pub mod model;

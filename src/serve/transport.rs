@@ -1,5 +1,6 @@
 //! The server's end of a pipe as an rmcp transport: a `tools/call` request is read straight
-//! into rmcp's types, and every other line goes to rmcp's own transport, unchanged.
+//! into rmcp's types, a tool's plain answer is written straight from them, and every other
+//! line goes to rmcp's own transport, unchanged.
 //!
 //! rmcp reads each message through `JsonRpcMessage`'s deserializer, which buffers the whole
 //! message, checks its shape, then tries `ClientRequest`'s untagged variants one by one
@@ -9,10 +10,15 @@
 //! derived struct, and its `_meta` is moved where rmcp's deserializer puts it (the request's
 //! extensions): the same message, tested side by side with rmcp's. Any other line (another
 //! method, a notification, a response, a broken line, an unknown field) is handed to rmcp's
-//! `AsyncRwTransport`, which reads it from an in-memory feed and decides what it is, answers
-//! a malformed request with "Invalid Request", and writes every message the server sends.
+//! `AsyncRwTransport`, which reads it from an in-memory feed, decides what it is, and
+//! answers a malformed request with "Invalid Request".
+//!
+//! Every message the server sends is written here, as rmcp's transport would write it: a
+//! tool's answer of text blocks by [`answer::write`], anything else by serde_json. What rmcp's
+//! transport writes itself (its "Invalid Request") goes to an in-memory outbox and from there
+//! to the pipe, under the same lock as every other message.
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
@@ -25,9 +31,14 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 use crate::lines::Lines;
+
+mod answer;
+
+/// The pipe to the client, shared by every message's write; `None` once closed.
+type Writer<W> = Arc<tokio::sync::Mutex<Option<W>>>;
 
 /// A server's transport over `R` (what the client writes) and `W` (what it reads).
 pub struct CallsFirst<R, W: AsyncWrite> {
@@ -37,7 +48,14 @@ pub struct CallsFirst<R, W: AsyncWrite> {
     feed: Feed,
     /// rmcp has been handed a line and has not yet asked for the next.
     rmcp_busy: bool,
-    rmcp: AsyncRwTransport<RoleServer, Feed, W>,
+    rmcp: AsyncRwTransport<RoleServer, Feed, Outbox>,
+    /// What rmcp's transport wrote, on its way to `write`.
+    outbox: Outbox,
+    /// Bytes taken from the outbox and how many of them are written: a receive dropped
+    /// while writing them resumes there.
+    unsent: Vec<u8>,
+    unsent_written: usize,
+    write: Writer<W>,
 }
 
 impl<R, W> CallsFirst<R, W>
@@ -47,17 +65,43 @@ where
 {
     pub fn new(read: R, write: W) -> Self {
         let feed = Feed::default();
+        let outbox = Outbox::default();
         Self {
             lines: Lines::new(read, DEFAULT_MAX_LINE_LENGTH, "a client"),
             rmcp_busy: false,
-            rmcp: AsyncRwTransport::new_server(feed.clone(), write),
+            rmcp: AsyncRwTransport::new_server(feed.clone(), outbox.clone()),
             feed,
+            outbox,
+            unsent: Vec::new(),
+            unsent_written: 0,
+            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
         }
+    }
+
+    /// Writes what rmcp's transport wrote to the outbox, if anything.
+    async fn write_rmcps(&mut self) -> std::io::Result<()> {
+        self.outbox.take_into(&mut self.unsent);
+        if self.unsent.is_empty() {
+            return Ok(());
+        }
+        let write = self.write.clone();
+        let mut write = write.lock().await;
+        let write = write.as_mut().ok_or_else(closed)?;
+        while self.unsent_written < self.unsent.len() {
+            match write.write(&self.unsent[self.unsent_written..]).await? {
+                0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                n => self.unsent_written += n,
+            }
+        }
+        write.flush().await?;
+        self.unsent.clear();
+        self.unsent_written = 0;
+        Ok(())
     }
 
     /// Lets rmcp's transport work on the line it was handed, until it has made a message of
     /// it, used it up (ignored it, or answered it as invalid) and waits for the next, or
-    /// stopped (its writer failed).
+    /// stopped (closed).
     async fn rmcp_reads(&mut self) -> Handed {
         let feed = self.feed.clone();
         let mut receive = pin!(self.rmcp.receive());
@@ -65,7 +109,7 @@ where
             match receive.as_mut().poll(cx) {
                 Poll::Ready(Some(message)) => Poll::Ready(Handed::Message(message)),
                 Poll::Ready(None) => Poll::Ready(Handed::Stopped),
-                // Waiting on the feed, not on its writer: the line is used up.
+                // Waiting on the feed (its writer, the outbox, never waits): the line is used up.
                 Poll::Pending if feed.starved() => Poll::Ready(Handed::UsedUp),
                 Poll::Pending => Poll::Pending,
             }
@@ -98,16 +142,29 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.rmcp.send(item)
+        let line = encode(&item);
+        let write = self.write.clone();
+        async move {
+            let line = line?;
+            let mut write = write.lock().await;
+            let write = write.as_mut().ok_or_else(closed)?;
+            write.write_all(&line).await?;
+            write.flush().await
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            // What rmcp's transport answered (an invalid message) goes out before more is read.
+            if let Err(e) = self.write_rmcps().await {
+                tracing::error!(error = %e, "cannot write to the MCP client");
+                return None;
+            }
             // A receive cancelled while rmcp worked on a line resumes there.
             if self.rmcp_busy {
                 match self.rmcp_reads().await {
                     Handed::Message(message) => return Some(message),
-                    Handed::UsedUp => {}
+                    Handed::UsedUp => continue,
                     Handed::Stopped => return None,
                 }
             }
@@ -128,8 +185,27 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.rmcp.close().await
+        self.rmcp.close().await?;
+        match self.write.lock().await.take() {
+            Some(mut write) => write.shutdown().await,
+            None => Ok(()),
+        }
     }
+}
+
+/// `message` as a line, as rmcp's transport writes it: serde_json, then a newline.
+fn encode(message: &TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
+    if let Some(line) = answer::write(message) {
+        return Ok(line);
+    }
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The error of a write after the transport closed, as rmcp's transport gives it.
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
 }
 
 /// A `tools/call` request with the fields a request has and nothing else, as rmcp's
@@ -202,7 +278,7 @@ impl Feed {
 
 impl AsyncRead for Feed {
     fn poll_read(
-        self: std::pin::Pin<&mut Self>,
+        self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
@@ -216,6 +292,38 @@ impl AsyncRead for Feed {
         let n = unread.len().min(buf.remaining());
         buf.put_slice(&unread[..n]);
         state.read += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// What rmcp's transport writes, held for [`CallsFirst`] to write to the pipe.
+#[derive(Clone, Default)]
+struct Outbox(Arc<Mutex<Vec<u8>>>);
+
+impl Outbox {
+    /// Moves everything written so far to the end of `into`.
+    fn take_into(&self, into: &mut Vec<u8>) {
+        let mut bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        into.append(&mut bytes);
+    }
+}
+
+impl AsyncWrite for Outbox {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let mut bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        bytes.extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Poll::Ready(Ok(()))
     }
 }

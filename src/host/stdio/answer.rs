@@ -19,6 +19,8 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, RequestId, ResultType, TextContent};
 
+use crate::json_text::{eight, first_stop};
+
 /// The request a line answers and its result, when the line has the one shape.
 pub(super) fn read(line: &[u8]) -> Option<(RequestId, CallToolResult)> {
     let mut cursor = Cursor { bytes: line, at: 0 };
@@ -149,41 +151,6 @@ impl Cursor<'_> {
         self.at += at + 1;
         text.into_string()
     }
-}
-
-/// The eight bytes of `bytes` from `at`, zeros past its end: a zero stops a raw run as any
-/// control character does.
-fn eight(bytes: &[u8], at: usize) -> [u8; 8] {
-    if let Some(chunk) = bytes
-        .get(at..at + 8)
-        .and_then(|c| <[u8; 8]>::try_from(c).ok())
-    {
-        return chunk;
-    }
-    let mut chunk = [0; 8];
-    let tail = bytes.get(at..).unwrap_or_default();
-    chunk[..tail.len()].copy_from_slice(tail);
-    chunk
-}
-
-const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-
-/// Where in `chunk` the first byte a string's raw run stops at is (its end, an escape, a
-/// control character), if anywhere.
-///
-/// Each test sets a byte's high bit where it holds. A borrow can set bits above a byte that
-/// holds, never below the first one, so the lowest bit set is exact. A byte of 0x80 or more
-/// (UTF-8 beyond ASCII) is never a stop: `!word` clears its bit.
-fn first_stop(chunk: [u8; 8]) -> Option<usize> {
-    let word = u64::from_le_bytes(chunk);
-    let below = |limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGHS;
-    let equal = |byte: u8| {
-        let zeroed = word ^ (ONES * u64::from(byte));
-        zeroed.wrapping_sub(ONES) & !zeroed & HIGHS
-    };
-    let stops = below(0x20) | equal(b'"') | equal(b'\\');
-    (stops != 0).then(|| stops.trailing_zeros() as usize / 8)
 }
 
 /// A string's text as it is unescaped, written eight bytes at a time into room made ahead

@@ -3,7 +3,7 @@ use rmcp::model::{
     CallToolResult, ContentBlock, JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
 };
 
-use super::{first_stop, read};
+use super::read;
 use crate::host::stdio::CallAnswer;
 
 /// What serde_json and rmcp's deserializers make of `line`: the reading [`read`] stands in for.
@@ -181,14 +181,6 @@ fn any_other_shape_is_left_to_serde() {
 }
 
 proptest! {
-    #[test]
-    fn the_first_stop_in_eight_bytes_is_the_first_quote_backslash_or_control(
-        chunk in any::<[u8; 8]>()
-    ) {
-        let stops = |b: &u8| *b == b'"' || *b == b'\\' || *b < 0x20;
-        prop_assert_eq!(first_stop(chunk), chunk.iter().position(stops));
-    }
-
     #[test]
     fn any_text_an_rmcp_server_writes_is_taken_as_serde_reads_it(text in any::<String>()) {
         let line = written(9, CallToolResult::success(vec![ContentBlock::text(text.clone())]));
