@@ -25,3 +25,12 @@ pub mod startup;
 pub mod tickets;
 pub mod tls;
 pub mod ui;
+
+/// The allocator of the desk, the shop's and the partner's servers, the tests and the benches.
+///
+/// A tool call allocates and frees a few dozen small blocks on each side of the pipe (parsed
+/// messages, a task per request, the answer's text), and Tokio asks for its tasks aligned.
+/// glibc's allocator spent about an eighth of the shop server's instructions per call there
+/// and nearly a fifth of the desk's client's; mimalloc does the same work in fewer.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
