@@ -4,7 +4,8 @@
 //!
 //! One-shot and never part of a plain `cargo bench`: the ideal alone is 20,000 model requests
 //! x 500 ms / 32 = 312.5 s. Reports the wall time against that ideal and the desk's resident
-//! memory (`VmRSS`, `VmHWM` from `/proc/<pid>/status`) as the queue goes by.
+//! memory (`VmRSS`, `VmHWM` from `/proc/<pid>/status`) as the queue goes by, and last as
+//! close to the desk's exit as it can be read, after the desk has summed up the queue.
 
 use std::io::Read;
 use std::path::Path;
@@ -21,6 +22,12 @@ const CONCURRENCY: usize = 32;
 const LATENCY: Duration = Duration::from_millis(500);
 const GOAL: f64 = 1.05;
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+/// Every ticket takes the queue worker two model requests: a tool call, then the reply.
+const REQUESTS: usize = 2 * TICKETS;
+/// How often the desk's memory is read once the model has answered the last request: the
+/// desk then sums up the queue and stops within a second, and its high-water mark is read
+/// as close to its exit as can be.
+const SAMPLE_AT_END: Duration = Duration::from_millis(5);
 
 /// Writes the 10,000-ticket queue (the bundled 48, repeated under new IDs) and a config
 /// that points the desk at it.
@@ -90,8 +97,8 @@ pub(super) fn queue_10k(runtime: &Runtime, report: &mut Report) {
     // The mock answers on `runtime`, a current-thread one: it must be driven while we wait.
     runtime.block_on(async {
         while desk.try_wait().expect("waiting for the desk").is_none() {
+            let requests = mock.seen(started).requests;
             if let Some((rss_kib, hwm_kib)) = memory_kib(pid) {
-                let requests = mock.seen(started).requests;
                 samples.push(Sample {
                     at: started.elapsed(),
                     requests,
@@ -99,7 +106,12 @@ pub(super) fn queue_10k(runtime: &Runtime, report: &mut Report) {
                     hwm_kib,
                 });
             }
-            tokio::time::sleep(SAMPLE_EVERY).await;
+            let pause = if requests >= REQUESTS {
+                SAMPLE_AT_END
+            } else {
+                SAMPLE_EVERY
+            };
+            tokio::time::sleep(pause).await;
         }
     });
     let wall = started.elapsed();

@@ -66,11 +66,12 @@ pub fn expected_first_tool(ticket: &Ticket) -> &str {
 }
 
 /// What a pass over a run's events saw of each ticket.
-struct Seen<'a> {
-    worked: &'a BTreeSet<&'a str>,
-    first_tool: &'a BTreeMap<&'a str, &'a str>,
-    called_issue: &'a BTreeSet<&'a str>,
-    side_effects: &'a BTreeSet<&'a str>,
+#[derive(Default)]
+struct Seen {
+    worked: BTreeSet<String>,
+    first_tool: BTreeMap<String, String>,
+    called_issue: BTreeSet<String>,
+    side_effects: BTreeSet<String>,
 }
 
 /// The server's tool name in a canonical `prefix.tool`.
@@ -78,88 +79,114 @@ fn tool_part(name: &str) -> &str {
     name.split_once('.').map_or(name, |(_, tool)| tool)
 }
 
-impl Summary {
-    pub fn from_events(events: &[Event], tickets: &[Ticket], allow: &[String]) -> Self {
-        let mut summary = Summary::default();
-        let mut first_tool: BTreeMap<&str, &str> = BTreeMap::new();
-        let mut called_issue: BTreeSet<&str> = BTreeSet::new();
-        let mut side_effects: BTreeSet<&str> = BTreeSet::new();
-        let mut worked: BTreeSet<&str> = BTreeSet::new();
-        for event in events {
-            match event {
-                Event::Manifest(_)
-                | Event::TicketStarted { .. }
-                | Event::InputRequest { .. }
-                | Event::DraftEdited { .. }
-                | Event::Sent { .. }
-                | Event::HandedOver { .. }
-                | Event::Attached { .. }
-                | Event::Noted { .. }
-                | Event::ApprovalAsked { .. }
-                | Event::ApprovalWithdrawn { .. }
-                | Event::RunContinued { .. } => {}
-                // A run cut off by a crash: worked, and in front of a person.
-                Event::NeedsPerson { ticket, .. } => {
-                    worked.insert(ticket);
-                    summary.flagged_for_person += 1;
+/// Puts `ticket` in `set`, copying it only the first time.
+fn remember(set: &mut BTreeSet<String>, ticket: &str) {
+    if !set.contains(ticket) {
+        set.insert(ticket.to_owned());
+    }
+}
+
+/// A summary made one event at a time, so that a run's events need not all be in memory at
+/// once: what it keeps grows with the tickets, not with their events.
+pub struct Tally<'a> {
+    allow: &'a [String],
+    summary: Summary,
+    seen: Seen,
+}
+
+impl<'a> Tally<'a> {
+    /// A tally of a run whose consent allow list was `allow`.
+    pub fn new(allow: &'a [String]) -> Self {
+        Self {
+            allow,
+            summary: Summary::default(),
+            seen: Seen::default(),
+        }
+    }
+
+    /// Counts `event`, the next of the run in the order it was recorded.
+    pub fn add(&mut self, event: &Event) {
+        let (summary, seen) = (&mut self.summary, &mut self.seen);
+        match event {
+            Event::Manifest(_)
+            | Event::TicketStarted { .. }
+            | Event::DraftEdited { .. }
+            | Event::Sent { .. }
+            | Event::HandedOver { .. }
+            | Event::Attached { .. }
+            | Event::Noted { .. }
+            | Event::ApprovalAsked { .. }
+            | Event::ApprovalWithdrawn { .. }
+            | Event::RunContinued { .. } => {}
+            Event::InputRequest { .. } => summary.input_requests += 1,
+            // A run cut off by a crash: worked, and in front of a person.
+            Event::NeedsPerson { ticket, .. } => {
+                remember(&mut seen.worked, ticket);
+                summary.flagged_for_person += 1;
+            }
+            Event::ModelCall { .. } => summary.model_calls += 1,
+            Event::ToolCall { ticket, tool, .. } => {
+                if !seen.first_tool.contains_key(ticket.as_str()) {
+                    seen.first_tool.insert(ticket.clone(), tool.clone());
                 }
-                Event::ModelCall { .. } => summary.model_calls += 1,
-                Event::ToolCall { ticket, tool, .. } => {
-                    first_tool.entry(ticket).or_insert(tool);
-                    if tool_part(tool) == "issue_refund" {
-                        called_issue.insert(ticket);
-                    }
-                }
-                Event::Consent { tool, .. } => {
-                    summary.consent_questions += 1;
-                    summary.consent_asked_for.push(tool.clone());
-                }
-                // A lead's answer is the outcome of the call that asked for it.
-                Event::Outcome {
-                    ticket,
-                    tool,
-                    outcome,
-                    ..
-                }
-                | Event::ApprovalAnswered {
-                    ticket,
-                    tool,
-                    outcome,
-                    ..
-                } => {
-                    summary.count_outcome(*outcome, tool);
-                    if *outcome == Outcome::Result && !allow.contains(tool) {
-                        side_effects.insert(ticket);
-                    }
-                }
-                Event::Draft { findings, .. } => {
-                    summary.drafts += 1;
-                    summary.count_draft(findings);
-                }
-                Event::TicketDone {
-                    ticket,
-                    stopped_at_turn_limit,
-                    error,
-                    ..
-                } => {
-                    worked.insert(ticket);
-                    summary.count_end(*stopped_at_turn_limit, error.is_some());
+                if tool_part(tool) == "issue_refund" {
+                    remember(&mut seen.called_issue, ticket);
                 }
             }
+            Event::Consent { tool, .. } => {
+                summary.consent_questions += 1;
+                summary.consent_asked_for.push(tool.clone());
+            }
+            // A lead's answer is the outcome of the call that asked for it.
+            Event::Outcome {
+                ticket,
+                tool,
+                outcome,
+                ..
+            }
+            | Event::ApprovalAnswered {
+                ticket,
+                tool,
+                outcome,
+                ..
+            } => {
+                summary.count_outcome(*outcome, tool);
+                if *outcome == Outcome::Result && !self.allow.contains(tool) {
+                    remember(&mut seen.side_effects, ticket);
+                }
+            }
+            Event::Draft { findings, .. } => {
+                summary.drafts += 1;
+                summary.count_draft(findings);
+            }
+            Event::TicketDone {
+                ticket,
+                stopped_at_turn_limit,
+                error,
+                ..
+            } => {
+                remember(&mut seen.worked, ticket);
+                summary.count_end(*stopped_at_turn_limit, error.is_some());
+            }
         }
-        summary.input_requests = events
-            .iter()
-            .filter(|e| matches!(e, Event::InputRequest { .. }))
-            .count();
-        summary.tickets_worked = worked.len();
-        let seen = Seen {
-            worked: &worked,
-            first_tool: &first_tool,
-            called_issue: &called_issue,
-            side_effects: &side_effects,
-        };
-        summary.score(tickets, &seen);
+    }
+
+    /// The summary of every event added, scored against the data set's `tickets`.
+    pub fn finish(self, tickets: &[Ticket]) -> Summary {
+        let mut summary = self.summary;
+        summary.tickets_worked = self.seen.worked.len();
+        summary.score(tickets, &self.seen);
         summary
+    }
+}
+
+impl Summary {
+    pub fn from_events(events: &[Event], tickets: &[Ticket], allow: &[String]) -> Self {
+        let mut tally = Tally::new(allow);
+        for event in events {
+            tally.add(event);
+        }
+        tally.finish(tickets)
     }
 
     fn count_outcome(&mut self, outcome: Outcome, tool: &str) {
@@ -201,7 +228,7 @@ impl Summary {
     }
 
     /// The figures that need the data set's labels: for scoring runs, never shown at a desk.
-    fn score(&mut self, tickets: &[Ticket], seen: &Seen<'_>) {
+    fn score(&mut self, tickets: &[Ticket], seen: &Seen) {
         for ticket in tickets
             .iter()
             .filter(|t| seen.worked.contains(t.ticket_id.as_str()))

@@ -9,7 +9,8 @@ use tokio::sync::mpsc;
 use super::api::{Command, PersonPrompt, Question};
 use super::core::{Host, HostParts};
 use super::events::HostEvent;
-use super::summary::Summary;
+use super::summary::{Summary, Tally};
+use crate::record::EngineError;
 use crate::recording::Manifest;
 use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
 
@@ -204,15 +205,35 @@ async fn work_queue(
     if let Err(problem) = host.work_queue(tickets, concurrency, prompt.as_ref()).await {
         let _ = events.send(HostEvent::Problem(problem));
     }
-    let worked: Vec<_> = match host.record().events_after(before).await {
-        Ok(worked) => worked.into_iter().map(|s| s.event).collect(),
+    let summary = match summarize_after(host, before).await {
+        Ok(summary) => summary,
         Err(e) => {
             let _ = events.send(HostEvent::Problem(e.to_string()));
-            vec![]
+            Summary::default()
         }
     };
-    let summary = Summary::from_events(&worked, host.tickets(), &host.config.consent.allow);
     let _ = events.send(HostEvent::QueueFinished(summary));
+}
+
+/// How many of the record's events a summary holds at once (the bundled queue of 48 tickets
+/// makes about 430).
+const SUMMARY_PAGE: usize = 256;
+
+/// The summary of the events appended after `before`, read a page at a time: a day's queue
+/// is summed up without its whole record in memory.
+async fn summarize_after(host: &Host, before: i64) -> Result<Summary, EngineError> {
+    let mut tally = Tally::new(&host.config.consent.allow);
+    let mut after = before;
+    loop {
+        let page = host.record().events_page(after, SUMMARY_PAGE).await?;
+        let Some(last) = page.last() else {
+            return Ok(tally.finish(host.tickets()));
+        };
+        after = last.seq;
+        for stored in &page {
+            tally.add(&stored.event);
+        }
+    }
 }
 
 /// A person's change the host refused is said to the person; one it kept was reported by

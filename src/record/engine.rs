@@ -89,6 +89,14 @@ impl Record {
         })
     }
 
+    /// The first `limit` events after `seq`: see [`DeskRecord::events_page`].
+    pub async fn events_page(&self, seq: i64, limit: usize) -> Result<Vec<Stored>, EngineError> {
+        Ok(match self {
+            Record::Sqlite(record) => record.events_page(seq, limit)?,
+            Record::Postgres { record, .. } => record.events_page(seq, limit).await?,
+        })
+    }
+
     pub async fn ticket_events(&self, ticket: &str) -> Result<Vec<Stored>, EngineError> {
         Ok(match self {
             Record::Sqlite(record) => record.ticket_events(ticket)?,

@@ -213,8 +213,14 @@ impl PgRecord {
 
     /// Every event after `seq` (0: all), in the order they were committed.
     pub async fn events_after(&self, seq: i64) -> Result<Vec<Stored>, PgError> {
+        self.events_page(seq, usize::MAX).await
+    }
+
+    /// The first `limit` events after `seq`, in the order they were committed: a long record
+    /// read a page at a time, the next page after the last `seq` of this one.
+    pub async fn events_page(&self, seq: i64, limit: usize) -> Result<Vec<Stored>, PgError> {
         let client = self.client().await?;
-        events_after(&*client, seq)
+        events_page(&*client, seq, limit)
             .await?
             .iter()
             .map(decode_event)
@@ -360,12 +366,16 @@ async fn first_send(client: &Client, ticket: &str) -> Result<Option<PgError>, Pg
     }))
 }
 
-pub(crate) async fn events_after(
+/// The rows of the first `limit` events after `seq`, in the order they were committed.
+pub(crate) async fn events_page(
     client: &impl GenericClient,
     seq: i64,
+    limit: usize,
 ) -> Result<Vec<Row>, tokio_postgres::Error> {
-    let sql = format!("SELECT {EVENT_COLUMNS} FROM desk.events WHERE seq > $1 ORDER BY seq");
-    client.query(&sql, &[&seq]).await
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let sql =
+        format!("SELECT {EVENT_COLUMNS} FROM desk.events WHERE seq > $1 ORDER BY seq LIMIT $2");
+    client.query(&sql, &[&seq, &limit]).await
 }
 
 pub(crate) fn decode_event(row: &Row) -> Result<Stored, PgError> {

@@ -407,11 +407,18 @@ impl DeskRecord {
 
     /// Every event after `seq` (0: all), in the order they were appended.
     pub fn events_after(&self, seq: i64) -> Result<Vec<Stored>, RecordError> {
+        self.events_page(seq, usize::MAX)
+    }
+
+    /// The first `limit` events after `seq`, in the order they were appended: a long record
+    /// read a page at a time, the next page after the last `seq` of this one.
+    pub fn events_page(&self, seq: i64, limit: usize) -> Result<Vec<Stored>, RecordError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.db.read(move |conn| {
             select(
                 conn,
-                "SELECT seq, at, by, body FROM events WHERE seq > ?1 ORDER BY seq",
-                params![seq],
+                "SELECT seq, at, by, body FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                params![seq, limit],
             )
         })
     }

@@ -349,6 +349,35 @@ fn the_states_kept_are_the_states_the_events_replay_to() {
 }
 
 #[test]
+fn a_record_read_a_page_at_a_time_gives_every_event_once_in_order() {
+    let record = DeskRecord::in_memory("dana", &allow()).expect("record");
+    for n in 0..23 {
+        let ticket = format!("T-{n:04}");
+        record.append(&started(&ticket)).expect("appended");
+        record
+            .append(&tool_call(&ticket, 1, "shop.get_order_status"))
+            .expect("appended");
+        record.append(&done(&ticket, 1, false)).expect("appended");
+    }
+    let whole = record.events_after(0).expect("events");
+    assert_eq!(whole.len(), 69);
+    let mut paged = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = record.events_page(after, 10).expect("a page");
+        assert!(page.len() <= 10);
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        paged.extend(page);
+    }
+    let seqs = |events: &[Stored]| events.iter().map(|s| s.seq).collect::<Vec<_>>();
+    assert_eq!(seqs(&paged), seqs(&whole));
+    let from = |at: usize| record.events_page(whole[at].seq, 5).expect("a page");
+    assert_eq!(seqs(&from(60)), seqs(&whole[61..66]));
+    assert_eq!(seqs(&from(66)), seqs(&whole[67..]));
+}
+
+#[test]
 fn the_event_log_cannot_be_changed_or_shortened() {
     let dir = tempfile::tempdir().expect("temp dir");
     let record = record_in(dir.path());

@@ -884,6 +884,18 @@ async fn appends_from_two_desks_at_once_leave_the_states_the_events_replay_to() 
         ana.states().await.expect("states"),
         replay(&events, &allow())
     );
+    // Read a page at a time, the log is the same, whoever reads it.
+    let mut paged: Vec<Stored> = Vec::new();
+    loop {
+        let after = paged.last().map_or(0, |s| s.seq);
+        let page = bo.events_page(after, 7).await.expect("a page");
+        assert!(page.len() <= 7);
+        if page.is_empty() {
+            break;
+        }
+        paged.extend(page);
+    }
+    assert_eq!(paged, events);
     // Each desk's events keep their order among everyone's.
     let by_ana: Vec<Event> = events
         .iter()

@@ -14,7 +14,7 @@ use tokio_postgres::{AsyncMessage, Client};
 
 use super::connect::Target;
 use super::error::detail;
-use super::{PgError, check_team, decode_event, events_after};
+use super::{PgError, check_team, decode_event, events_page};
 use crate::record::store::Stored;
 
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
@@ -115,7 +115,7 @@ async fn follow(
             },
         };
         let why = loop {
-            match events_after(&client, last_seen).await {
+            match events_page(&client, last_seen, usize::MAX).await {
                 Ok(rows) => {
                     for row in &rows {
                         let seq: i64 = row.get(0);
