@@ -33,32 +33,42 @@ pub const OUTBOX_FILE: &str = "outbox.jsonl";
 
 /// Writes the whole record as a JSONL recording (the record's interchange format): every
 /// event in order, each with its `seq`, `at` (unix milliseconds) and `by`. `summary`,
-/// `review` and `replay:` read it as they read any recording. Returns how many events.
+/// `review` and `replay:` read it as they read any recording. The record is read a page at a
+/// time ([`Record::PAGE`] events), so a long one is written without all of it in memory.
+/// Returns how many events.
 pub fn export(record: &DeskRecord, out: &Path) -> Result<usize, ExportError> {
-    let events = record.events_after(0)?;
     let io = |source| ExportError::Write {
         path: out.to_owned(),
         source,
     };
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(out)
         .map_err(io)?;
-    let mut text = Vec::new();
-    for stored in &events {
-        let mut line = serde_json::to_value(&stored.event).map_err(|e| io(e.into()))?;
-        if let Some(object) = line.as_object_mut() {
-            object.insert("seq".into(), stored.seq.into());
-            object.insert("at".into(), stored.at.into());
-            object.insert("by".into(), stored.by.clone().into());
+    let mut writer = std::io::BufWriter::new(file);
+    let (mut after, mut written) = (0, 0);
+    loop {
+        let page = record.events_page(after, Record::PAGE)?;
+        let Some(last) = page.last() else {
+            break;
+        };
+        after = last.seq;
+        written += page.len();
+        for stored in page {
+            let mut line = serde_json::to_value(&stored.event).map_err(|e| io(e.into()))?;
+            if let Some(object) = line.as_object_mut() {
+                object.insert("seq".into(), stored.seq.into());
+                object.insert("at".into(), stored.at.into());
+                object.insert("by".into(), stored.by.into());
+            }
+            serde_json::to_writer(&mut writer, &line).map_err(|e| io(e.into()))?;
+            writer.write_all(b"\n").map_err(io)?;
         }
-        serde_json::to_writer(&mut text, &line).map_err(|e| io(e.into()))?;
-        text.push(b'\n');
     }
-    file.write_all(&text).map_err(io)?;
+    let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
     file.sync_all().map_err(io)?;
-    Ok(events.len())
+    Ok(written)
 }
 
 #[derive(Debug, thiserror::Error)]

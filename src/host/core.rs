@@ -293,14 +293,16 @@ impl Host {
     ) -> Result<Vec<(TicketState, Vec<crate::record::transcript::Entry>)>, EngineError> {
         let mut by_ticket: BTreeMap<String, Vec<crate::record::transcript::Entry>> =
             BTreeMap::new();
-        for stored in self.record.events_after(0).await? {
-            if let Some(ticket) = stored.event.ticket() {
-                by_ticket
-                    .entry(ticket.to_owned())
-                    .or_default()
-                    .extend(entries_of(&stored.event, Some(&stored.by), Some(stored.at)));
-            }
-        }
+        self.record
+            .walk_after(0, |stored| {
+                if let Some(ticket) = stored.event.ticket() {
+                    by_ticket
+                        .entry(ticket.to_owned())
+                        .or_default()
+                        .extend(entries_of(&stored.event, Some(&stored.by), Some(stored.at)));
+                }
+            })
+            .await?;
         Ok(self
             .record
             .states()

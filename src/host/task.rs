@@ -36,6 +36,10 @@ pub struct HostSetup {
     pub notes: BTreeMap<String, String>,
     /// For the recording's manifest: the server prompt a scripted person runs for every ticket.
     pub person_prompt: Option<PersonPrompt>,
+    /// Whether the record's history goes to the driver at start ([`HostEvent::Record`]): the
+    /// desk draws it; a headless run never reads it, and on a long record it is the largest
+    /// thing the host builds.
+    pub history: bool,
 }
 
 /// Starts the host on a task of its own.
@@ -63,14 +67,17 @@ async fn run(
         answerers,
         notes,
         person_prompt,
+        history,
     } = setup;
     let host = Host::start(parts, questions, events.clone()).await;
-    match host.history().await {
-        Ok(history) => {
-            let _ = events.send(HostEvent::Record(history));
-        }
-        Err(e) => {
-            let _ = events.send(HostEvent::Problem(e.to_string()));
+    if history {
+        match host.history().await {
+            Ok(history) => {
+                let _ = events.send(HostEvent::Record(history));
+            }
+            Err(e) => {
+                let _ = events.send(HostEvent::Problem(e.to_string()));
+            }
         }
     }
     host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await)
@@ -215,25 +222,14 @@ async fn work_queue(
     let _ = events.send(HostEvent::QueueFinished(summary));
 }
 
-/// How many of the record's events a summary holds at once (the bundled queue of 48 tickets
-/// makes about 430).
-const SUMMARY_PAGE: usize = 256;
-
-/// The summary of the events appended after `before`, read a page at a time: a day's queue
-/// is summed up without its whole record in memory.
+/// The summary of the events appended after `before`, the record walked a page at a time: a
+/// day's queue is summed up without its whole record in memory.
 async fn summarize_after(host: &Host, before: i64) -> Result<Summary, EngineError> {
     let mut tally = Tally::new(&host.config.consent.allow);
-    let mut after = before;
-    loop {
-        let page = host.record().events_page(after, SUMMARY_PAGE).await?;
-        let Some(last) = page.last() else {
-            return Ok(tally.finish(host.tickets()));
-        };
-        after = last.seq;
-        for stored in &page {
-            tally.add(&stored.event);
-        }
-    }
+    host.record()
+        .walk_after(before, |stored| tally.add(&stored.event))
+        .await?;
+    Ok(tally.finish(host.tickets()))
 }
 
 /// A person's change the host refused is said to the person; one it kept was reported by

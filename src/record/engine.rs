@@ -27,6 +27,10 @@ pub enum EngineError {
 }
 
 impl Record {
+    /// How many events a walk over the record ([`Self::walk_after`]) holds at once; the
+    /// bundled queue of 48 tickets makes about 430.
+    pub const PAGE: usize = 256;
+
     /// The team's record at `url`, logged in as the person the address names.
     pub async fn team(url: &str, allow: &[String]) -> Result<Self, EngineError> {
         let record = PgRecord::connect(url, allow).await?;
@@ -95,6 +99,24 @@ impl Record {
             Record::Sqlite(record) => record.events_page(seq, limit)?,
             Record::Postgres { record, .. } => record.events_page(seq, limit).await?,
         })
+    }
+
+    /// Hands every event after `seq` to `visit`, in order, reading [`Self::PAGE`] events at a
+    /// time: a day's record is walked without all of it in memory at once.
+    pub async fn walk_after(
+        &self,
+        seq: i64,
+        mut visit: impl FnMut(Stored),
+    ) -> Result<(), EngineError> {
+        let mut after = seq;
+        loop {
+            let page = self.events_page(after, Self::PAGE).await?;
+            let Some(last) = page.last() else {
+                return Ok(());
+            };
+            after = last.seq;
+            page.into_iter().for_each(&mut visit);
+        }
     }
 
     pub async fn ticket_events(&self, ticket: &str) -> Result<Vec<Stored>, EngineError> {

@@ -377,6 +377,47 @@ fn a_record_read_a_page_at_a_time_gives_every_event_once_in_order() {
     assert_eq!(seqs(&from(66)), seqs(&whole[67..]));
 }
 
+/// A walk over the record reads it a page at a time and still hands over every event once,
+/// in order, whether it starts at the beginning or after a given event.
+#[tokio::test]
+async fn a_walk_over_a_record_longer_than_a_page_visits_every_event_once_in_order() {
+    let desk = DeskRecord::in_memory("dana", &allow()).expect("record");
+    let tickets = Record::PAGE / 3 + 20;
+    for n in 0..tickets {
+        let ticket = format!("T-{n:04}");
+        desk.append(&started(&ticket)).expect("appended");
+        desk.append(&tool_call(&ticket, 1, "shop.get_order_status"))
+            .expect("appended");
+        desk.append(&done(&ticket, 1, false)).expect("appended");
+    }
+    let whole: Vec<i64> = desk
+        .events_after(0)
+        .expect("events")
+        .iter()
+        .map(|s| s.seq)
+        .collect();
+    assert!(whole.len() > Record::PAGE + 1, "{} events", whole.len());
+    let record = Record::Sqlite(desk);
+    let walked = |after: i64| {
+        let record = &record;
+        async move {
+            let mut seen = Vec::new();
+            record
+                .walk_after(after, |stored| seen.push(stored.seq))
+                .await
+                .expect("walked");
+            seen
+        }
+    };
+    assert_eq!(walked(0).await, whole);
+    let middle = whole[Record::PAGE - 10];
+    assert_eq!(walked(middle).await, whole[Record::PAGE - 9..]);
+    assert_eq!(
+        walked(*whole.last().expect("an event")).await,
+        Vec::<i64>::new()
+    );
+}
+
 #[test]
 fn the_event_log_cannot_be_changed_or_shortened() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -128,6 +128,21 @@ async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
         String::from_utf8_lossy(&export.stderr)
     );
     let text = std::fs::read_to_string(&exported).expect("the export");
+    // The record is exported a page at a time; the run's events fill more than one, and
+    // none is lost or written twice between them.
+    let seqs: Vec<i64> = text
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).expect("JSON");
+            event["seq"].as_i64().expect("a seq")
+        })
+        .collect();
+    assert!(
+        seqs.len() > support_desk::record::Record::PAGE,
+        "{} events",
+        seqs.len()
+    );
+    assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
     let first: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("JSON");
     assert_eq!(first["event"], "manifest");
     assert_eq!(
