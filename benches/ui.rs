@@ -37,7 +37,7 @@ fn big_desk() -> App {
         "bench".into(),
     );
     let ticket = "T-00001".to_owned();
-    let entries = (0..TRANSCRIPT)
+    let events = (0..TRANSCRIPT)
         .map(|i| {
             let turn = (i / 4) as u32 + 1;
             let kind = match i % 4 {
@@ -52,13 +52,13 @@ fn big_desk() -> App {
                 },
                 _ => EntryKind::Said { turn, words: "Your order O-1744 was delivered on 4 June; I hope the mugs arrived safely.".into() },
             };
-            Entry { by: Some("bench".into()), at: Some(1_796_117_400_000), kind }
+            (i as i64 + 1, vec![Entry { by: Some("bench".into()), at: Some(1_796_117_400_000), kind }])
         })
         .collect();
-    app.on_host(HostEvent::Record(vec![(
-        TicketState::new(&ticket),
-        entries,
-    )]));
+    app.on_host(HostEvent::Record(vec![TicketState::new(&ticket)]));
+    // The ticket on screen is asked for, and the host answers with its history.
+    assert_eq!(app.transcript_wanted().as_deref(), Some(ticket.as_str()));
+    app.on_host(HostEvent::Transcript { ticket, events });
     app
 }
 

@@ -457,7 +457,6 @@ async fn run_desk(args: DeskArgs) -> anyhow::Result<()> {
         },
         notes: Default::default(),
         person_prompt: None,
-        history: true,
     });
     let mut app = crate::ui::app::App::new(tickets, described, staff)
         .with_review_source(review_source)

@@ -166,7 +166,6 @@ pub(super) async fn work(
         answerers: answerers(options.script),
         notes: options.notes,
         person_prompt: prompt.clone(),
-        history: false,
     });
     let answering = tokio::spawn(answer_by_script(questions, options.script));
     // A server that asks for a sign-in stops the run before any ticket: nobody is here to
@@ -218,6 +217,7 @@ pub(super) async fn work(
             HostEvent::Happened { .. }
             | HostEvent::SignInOpen { .. }
             | HostEvent::Record(_)
+            | HostEvent::Transcript { .. }
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_)
             | HostEvent::Approvals(_)

@@ -15,6 +15,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod transcript;
+pub mod transcript_cache;
 
 /// What a modal says after a key press. A modal answers its own question and says so; it
 /// holds no channel sender.

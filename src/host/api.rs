@@ -73,6 +73,9 @@ pub enum Command {
     WithdrawApproval { ticket: TicketId, reason: String },
     /// Sign in to a server that asked for it, and connect it.
     SignIn { server: String },
+    /// Read one ticket's whole history from the record (answered with
+    /// `HostEvent::Transcript`): the desk asks when the ticket comes on screen.
+    Transcript(String),
     /// Report the tools people trust (answered with `HostEvent::Trust`).
     ListTrust,
     /// Take back the trust in one tool (`prefix.tool`); it is asked about again.

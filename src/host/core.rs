@@ -18,7 +18,7 @@ use super::tools::Offered;
 use crate::config::DeskConfig;
 use crate::model::Model;
 use crate::record::transcript::entries_of;
-use crate::record::{DeskRecord, EngineError, Record, RecordError, TicketState};
+use crate::record::{DeskRecord, EngineError, Record, RecordError};
 use crate::recording::{Event, Recorder};
 use crate::tickets::Ticket;
 
@@ -286,31 +286,20 @@ impl Host {
         &self.record
     }
 
-    /// Every ticket the record knows, with its state and its whole history as transcript
-    /// entries.
-    pub async fn history(
+    /// One ticket's whole history: each of its events' `seq`, in order, with the transcript
+    /// entries it makes.
+    pub async fn transcript(
         &self,
-    ) -> Result<Vec<(TicketState, Vec<crate::record::transcript::Entry>)>, EngineError> {
-        let mut by_ticket: BTreeMap<String, Vec<crate::record::transcript::Entry>> =
-            BTreeMap::new();
-        self.record
-            .walk_after(0, |stored| {
-                if let Some(ticket) = stored.event.ticket() {
-                    by_ticket
-                        .entry(ticket.to_owned())
-                        .or_default()
-                        .extend(entries_of(&stored.event, Some(&stored.by), Some(stored.at)));
-                }
-            })
-            .await?;
+        ticket: &str,
+    ) -> Result<Vec<(i64, Vec<crate::record::transcript::Entry>)>, EngineError> {
         Ok(self
             .record
-            .states()
+            .ticket_events(ticket)
             .await?
             .into_iter()
-            .map(|state| {
-                let entries = by_ticket.remove(&state.ticket).unwrap_or_default();
-                (state, entries)
+            .map(|stored| {
+                let entries = entries_of(&stored.event, Some(&stored.by), Some(stored.at));
+                (stored.seq, entries)
             })
             .collect())
     }
@@ -337,12 +326,11 @@ impl Host {
         {
             tracing::error!(error = %e, "could not write to the recording");
         }
-        if let (Some(ticket), Some(state)) = (stored.event.ticket(), appended.state) {
-            let _ = self.events.send(HostEvent::Happened {
-                ticket: ticket.to_owned(),
-                entries: entries_of(&stored.event, Some(&stored.by), Some(stored.at)),
-                state: Box::new(state),
-            });
+        if let Some(happened) = appended
+            .state
+            .and_then(|state| HostEvent::happened(&stored, state))
+        {
+            let _ = self.events.send(happened);
         }
     }
 

@@ -2,20 +2,28 @@
 
 use super::api::ServerSummary;
 use super::summary::Summary;
-use crate::record::TicketState;
-use crate::record::transcript::Entry;
+use crate::record::transcript::{Entry, entries_of};
+use crate::record::{Stored, TicketState};
 
 #[derive(Debug)]
 pub enum HostEvent {
     /// The servers as connected at start (or left out, with why).
     Servers(Vec<ServerSummary>),
-    /// The desk's record as the host found it at start: every ticket it knows, with its state
-    /// and whole history (runs cut off by a crash already settled as needing a person).
-    Record(Vec<(TicketState, Vec<Entry>)>),
-    /// Something happened to a ticket, as the record now holds it: the transcript entries it
-    /// adds, and the ticket's state after it.
+    /// The desk's record as the host found it at start: the state of every ticket it knows
+    /// (runs cut off by a crash already settled as needing a person). A ticket's history is
+    /// read when asked for ([`Self::Transcript`]).
+    Record(Vec<TicketState>),
+    /// One ticket's whole history, as asked for (`Command::Transcript`): each event's `seq`
+    /// in the record, in order, with the transcript entries it makes.
+    Transcript {
+        ticket: String,
+        events: Vec<(i64, Vec<Entry>)>,
+    },
+    /// Something happened to a ticket, as the record now holds it: the event's `seq`, the
+    /// transcript entries it adds, and the ticket's state after it.
     Happened {
         ticket: String,
+        seq: i64,
         entries: Vec<Entry>,
         state: Box<TicketState>,
     },
@@ -36,6 +44,19 @@ pub enum HostEvent {
     Problem(String),
     /// The host task has ended.
     Stopped,
+}
+
+impl HostEvent {
+    /// What the record's `stored` event did to its ticket, now in `state`; `None` for an
+    /// event that is no ticket's.
+    pub fn happened(stored: &Stored, state: TicketState) -> Option<Self> {
+        Some(HostEvent::Happened {
+            ticket: stored.event.ticket()?.to_owned(),
+            seq: stored.seq,
+            entries: entries_of(&stored.event, Some(&stored.by), Some(stored.at)),
+            state: Box::new(state),
+        })
+    }
 }
 
 /// A server's prompt, offered to people.

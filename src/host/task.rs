@@ -36,10 +36,6 @@ pub struct HostSetup {
     pub notes: BTreeMap<String, String>,
     /// For the recording's manifest: the server prompt a scripted person runs for every ticket.
     pub person_prompt: Option<PersonPrompt>,
-    /// Whether the record's history goes to the driver at start ([`HostEvent::Record`]): the
-    /// desk draws it; a headless run never reads it, and on a long record it is the largest
-    /// thing the host builds.
-    pub history: bool,
 }
 
 /// Starts the host on a task of its own.
@@ -67,17 +63,14 @@ async fn run(
         answerers,
         notes,
         person_prompt,
-        history,
     } = setup;
     let host = Host::start(parts, questions, events.clone()).await;
-    if history {
-        match host.history().await {
-            Ok(history) => {
-                let _ = events.send(HostEvent::Record(history));
-            }
-            Err(e) => {
-                let _ = events.send(HostEvent::Problem(e.to_string()));
-            }
+    match host.record().states().await {
+        Ok(states) => {
+            let _ = events.send(HostEvent::Record(states));
+        }
+        Err(e) => {
+            let _ = events.send(HostEvent::Problem(e.to_string()));
         }
     }
     host.record_manifest(manifest(&host, &answerers, notes, person_prompt).await)
@@ -191,6 +184,13 @@ async fn handle(
                     )));
                 }
             });
+        }
+        Command::Transcript(ticket) => {
+            let said = match host.transcript(&ticket).await {
+                Ok(events) => HostEvent::Transcript { ticket, events },
+                Err(e) => HostEvent::Problem(format!("cannot read {ticket}'s history: {e}")),
+            };
+            let _ = events.send(said);
         }
         Command::ListTrust => {
             let _ = events.send(HostEvent::Trust(host.trusted().await));

@@ -10,7 +10,6 @@ use std::time::Duration;
 use super::core::{Host, TicketRun};
 use crate::host::events::HostEvent;
 use crate::record::postgres::{Live, subscribe};
-use crate::record::transcript::entries_of;
 use crate::recording::Event;
 use crate::tickets::Ticket;
 
@@ -118,13 +117,11 @@ impl Host {
                 "{ticket} is already this desk's: on one person's desk every ticket is"
             ));
         };
-        if let Some(state) = appended.state {
-            let stored = &appended.stored;
-            let _ = self.events.send(HostEvent::Happened {
-                ticket: ticket.to_owned(),
-                entries: entries_of(&stored.event, Some(&stored.by), Some(stored.at)),
-                state: Box::new(state),
-            });
+        if let Some(happened) = appended
+            .state
+            .and_then(|state| HostEvent::happened(&appended.stored, state))
+        {
+            let _ = self.events.send(happened);
         }
         Ok(())
     }
@@ -171,11 +168,9 @@ impl Host {
                 let Ok(Some(state)) = self.record.state(&ticket).await else {
                     return;
                 };
-                let _ = self.events.send(HostEvent::Happened {
-                    entries: entries_of(&stored.event, Some(&stored.by), Some(stored.at)),
-                    ticket,
-                    state: Box::new(state),
-                });
+                if let Some(happened) = HostEvent::happened(&stored, state) {
+                    let _ = self.events.send(happened);
+                }
                 return;
             }
             Live::Lost(why) => format!(

@@ -4,8 +4,6 @@
 //! open sees its keys first (`app/modal_keys.rs`). Drawing only reads this (see `render`);
 //! nothing here draws, and nothing here talks to the host but the `Command`s it returns.
 
-use std::collections::BTreeMap;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
 use super::keymap::{self, Action};
@@ -18,10 +16,11 @@ pub use super::queue::{Filter, QueueItem, Status};
 use super::review::{ReviewKey, ReviewScreen};
 use super::sanitize::clean;
 use super::search::Search;
+use super::transcript_cache::TranscriptCache;
 use crate::host::api::{
-    ApprovalView, Command, ConsentAnswer, ConsentAsk, Entry, EntryKind, FormAnswer, FormAsk,
-    HostEvent, Lifecycle, Pending, PromptInfo, Question, ResourceInfo, ServerSummary, Ticket,
-    TicketState, rfc3339,
+    ApprovalView, Command, ConsentAnswer, ConsentAsk, EntryKind, FormAnswer, FormAsk, HostEvent,
+    Lifecycle, Pending, PromptInfo, Question, ResourceInfo, ServerSummary, Ticket, TicketState,
+    rfc3339,
 };
 
 mod modal_keys;
@@ -73,8 +72,8 @@ pub struct App {
     pub items: Vec<QueueItem>,
     pub filter: Filter,
     pub selected: usize,
-    /// Each ticket's whole history, as the record holds it.
-    pub transcripts: BTreeMap<String, Vec<Entry>>,
+    /// The histories of the tickets looked at lately, read from the record on demand.
+    pub transcripts: TranscriptCache,
     /// Questions no modal shows now.
     pub waiting: Questions,
     pub modal: Option<Modal>,
@@ -111,7 +110,7 @@ impl App {
             items: tickets.into_iter().map(QueueItem::new).collect(),
             filter: Filter::All,
             selected: 0,
-            transcripts: BTreeMap::new(),
+            transcripts: TranscriptCache::default(),
             waiting: Questions::default(),
             modal: None,
             review: None,
@@ -223,6 +222,13 @@ impl App {
         self.visible_at(self.selected).map(|i| &self.items[i])
     }
 
+    /// The ticket on screen, when its history must be asked of the host (once: the desk
+    /// then holds it, and follows it as it changes). The driver asks after every change.
+    pub fn transcript_wanted(&mut self) -> Option<String> {
+        let ticket = self.current()?.ticket.ticket_id.clone();
+        self.transcripts.want(&ticket).then_some(ticket)
+    }
+
     fn item_mut(&mut self, ticket: &str) -> Option<&mut QueueItem> {
         self.items.iter_mut().find(|i| i.ticket.ticket_id == ticket)
     }
@@ -258,14 +264,15 @@ impl App {
             HostEvent::Resources(resources) => self.resources = resources,
             HostEvent::Approvals(approvals) => self.approvals = approvals,
             HostEvent::Trust(trust) => self.trust = trust,
-            HostEvent::Record(history) => {
-                for (state, entries) in history {
-                    self.transcripts.insert(state.ticket.clone(), entries);
+            HostEvent::Record(states) => {
+                for state in states {
                     self.apply_state(state);
                 }
             }
+            HostEvent::Transcript { ticket, events } => self.transcripts.loaded(&ticket, events),
             HostEvent::Happened {
                 ticket,
+                seq,
                 entries,
                 state,
             } => {
@@ -280,7 +287,7 @@ impl App {
                 {
                     *done += 1;
                 }
-                self.transcripts.entry(ticket).or_default().extend(entries);
+                self.transcripts.happened(&ticket, seq, entries);
                 self.apply_state(*state);
             }
             HostEvent::QueueFinished(summary) => {

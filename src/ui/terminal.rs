@@ -14,6 +14,7 @@ use crossterm::terminal::{
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio_stream_lite::next;
 
 use super::app::App;
@@ -85,6 +86,9 @@ async fn desk_loop(
         if app.exit {
             return Ok(());
         }
+        if let Some(ticket) = app.transcript_wanted() {
+            ask_for_history(handle, ticket);
+        }
         tokio::select! {
             event = next(&mut input) => match event {
                 Some(Ok(Event::Key(key))) if key.kind != crossterm::event::KeyEventKind::Release => {
@@ -108,6 +112,17 @@ async fn desk_loop(
                 }
             }
         }
+    }
+}
+
+/// Asks the host for a ticket's history without waiting for room in the command channel:
+/// the host takes commands only once it has started, and a person scrolling the queue
+/// meanwhile must not stall behind it. The asks are independent of each other and of every
+/// other command, so their order does not matter.
+fn ask_for_history(handle: &HostHandle, ticket: String) {
+    if let Err(TrySendError::Full(ask)) = handle.commands.try_send(Command::Transcript(ticket)) {
+        let commands = handle.commands.clone();
+        tokio::spawn(async move { commands.send(ask).await });
     }
 }
 

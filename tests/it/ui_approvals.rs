@@ -9,7 +9,7 @@ use support_desk::recording::Event;
 use support_desk::ui::app::Modal;
 
 use crate::ui_desk::{
-    app, asks_for, ctrl, happen, key, model_call, record, screen, select, tool_call,
+    app, asks_for, ctrl, happen, key, look_at, model_call, record, screen, tool_call,
 };
 
 const MESSAGE: &str = "Release refund R-0001 of EUR 279.00 on order O-1587? It is above the EUR 150.00 refund limit, so a lead must confirm it.";
@@ -48,7 +48,7 @@ fn waiting() -> (support_desk::ui::app::App, support_desk::record::DeskRecord) {
     ] {
         happen(&mut app, &record, event);
     }
-    select(&mut app, t);
+    look_at(&mut app, &record, t);
     (app, record)
 }
 

@@ -87,15 +87,26 @@ pub fn record() -> DeskRecord {
 }
 
 /// `event` happens at the desk: the record keeps it, and the app hears of it as the host
-/// tells it.
+/// tells it (after the host answered what the desk asked for, as its driver would).
 pub fn happen(app: &mut App, record: &DeskRecord, event: Event) {
+    answer_asks(app, record);
     let appended = record.append(&event).expect("the record takes it");
-    let stored = &appended.stored;
-    app.on_host(HostEvent::Happened {
-        ticket: event.ticket().expect("a ticket's event").to_owned(),
-        entries: entries_of(&event, Some(&stored.by), Some(stored.at)),
-        state: Box::new(appended.state.expect("a ticket's state")),
-    });
+    let state = appended.state.expect("a ticket's state");
+    app.on_host(HostEvent::happened(&appended.stored, state).expect("a ticket's event"));
+}
+
+/// The host's part when the desk asks for the history of the ticket on screen: read from
+/// the record, each event's `seq` with its entries.
+pub fn answer_asks(app: &mut App, record: &DeskRecord) {
+    while let Some(ticket) = app.transcript_wanted() {
+        let events = record
+            .ticket_events(&ticket)
+            .expect("the ticket's events")
+            .into_iter()
+            .map(|s| (s.seq, entries_of(&s.event, Some(&s.by), Some(s.at))))
+            .collect();
+        app.on_host(HostEvent::Transcript { ticket, events });
+    }
 }
 
 pub fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
@@ -222,6 +233,12 @@ fn worked(app: &mut App, record: &DeskRecord) {
     }
 }
 
+/// Selects `ticket` and answers the desk's ask for its history from `record`.
+pub fn look_at(app: &mut App, record: &DeskRecord, ticket: &str) {
+    select(app, ticket);
+    answer_asks(app, record);
+}
+
 pub fn select(app: &mut App, ticket: &str) {
     let index = app
         .visible()
@@ -308,7 +325,7 @@ fn a_worked_ticket_shows_its_turns_calls_consent_results_and_flagged_draft() {
     let mut app = app();
     let record = record();
     worked(&mut app, &record);
-    select(&mut app, "T-0009");
+    look_at(&mut app, &record, "T-0009");
     insta::assert_snapshot!("desk_ticket_worked_120x36", screen(&app, 120, 36));
     insta::assert_snapshot!("desk_ticket_worked_80x24", screen(&app, 80, 24));
     assert_eq!(app.current().map(|i| i.status), Some(Status::NeedsPerson));
@@ -323,6 +340,7 @@ fn the_filters_narrow_the_queue() {
     assert_eq!(app.visible().len(), 1, "needs me: the flagged draft");
     app.on_key(key(KeyCode::Char('f')));
     assert_eq!(app.visible().len(), 1, "needs a person");
+    answer_asks(&mut app, &record);
     insta::assert_snapshot!("desk_filter_needs_person_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Char('f')));
     assert_eq!(app.visible().len(), 48);
@@ -413,7 +431,7 @@ fn the_draft_editor_opens_on_e_and_sending_goes_to_the_host() {
     let mut app = app();
     let record = record();
     worked(&mut app, &record);
-    select(&mut app, "T-0009");
+    look_at(&mut app, &record, "T-0009");
     app.on_key(key(KeyCode::Char('e')));
     assert!(matches!(app.modal, Some(Modal::Draft(..))));
     insta::assert_snapshot!("desk_draft_editor_120x36", screen(&app, 120, 36));
@@ -424,7 +442,7 @@ fn an_edited_draft_is_checked_again_and_the_editor_shows_what_the_host_found() {
     let mut app = app();
     let record = record();
     worked(&mut app, &record);
-    select(&mut app, "T-0009");
+    look_at(&mut app, &record, "T-0009");
     app.on_key(key(KeyCode::Char('e')));
     app.on_key(key(KeyCode::End));
     for _ in 0.."will be sent today.".len() {
@@ -474,7 +492,7 @@ fn pasted_text_goes_into_the_open_editor_or_field_without_escape_sequences() {
     let mut app = app();
     let record = record();
     worked(&mut app, &record);
-    select(&mut app, "T-0009");
+    look_at(&mut app, &record, "T-0009");
     app.on_paste("w");
     assert!(app.modal.is_none(), "a paste is never read as keys");
     app.on_key(key(KeyCode::Char('e')));
@@ -651,25 +669,17 @@ fn the_record_at_start_restores_the_queue_and_the_transcripts_as_they_were() {
         happen(&mut first, &record, event);
     }
     let mut reopened = app();
-    let mut history = std::collections::BTreeMap::<String, Vec<_>>::new();
-    for stored in record.events_after(0).expect("events") {
-        history
-            .entry(stored.event.ticket().expect("a ticket").to_owned())
-            .or_default()
-            .extend(entries_of(&stored.event, Some(&stored.by), Some(stored.at)));
-    }
-    let states = record.states().expect("states");
-    reopened.on_host(HostEvent::Record(
-        states
-            .into_iter()
-            .map(|s| {
-                let entries = history.remove(&s.ticket).unwrap_or_default();
-                (s, entries)
-            })
-            .collect(),
-    ));
+    reopened.on_host(HostEvent::Record(record.states().expect("states")));
     assert_eq!(reopened.items[3].status, Status::Sent);
     select(&mut reopened, "T-0004");
+    // The desk holds no history until the ticket is on screen; then it asks the host.
+    let reading = screen(&reopened, 120, 36);
+    assert!(
+        reading.contains("Reading this ticket's history from the record"),
+        "{reading}"
+    );
+    insta::assert_snapshot!("desk_ticket_reading_its_history_120x36", reading);
+    answer_asks(&mut reopened, &record);
     let shown = screen(&reopened, 120, 36);
     assert!(
         shown.contains("Sent by dana at 2026-12-01T09:30:00Z"),
@@ -677,7 +687,9 @@ fn the_record_at_start_restores_the_queue_and_the_transcripts_as_they_were() {
     );
     assert!(shown.contains("Your parcel is on its way."), "{shown}");
     select(&mut first, "T-0009");
+    answer_asks(&mut first, &record);
     select(&mut reopened, "T-0009");
+    answer_asks(&mut reopened, &record);
     assert_eq!(screen(&reopened, 120, 36), screen(&first, 120, 36));
 }
 
@@ -879,7 +891,7 @@ fn a_reply_someone_else_changed_while_you_edited_is_reported_before_yours_is_sen
     let mut app = app();
     let record = record();
     worked(&mut app, &record);
-    select(&mut app, "T-0009");
+    look_at(&mut app, &record, "T-0009");
     app.on_key(key(KeyCode::Char('e')));
     // Meanwhile sam, at another desk of the team, rewrites the reply.
     let sams = DeskRecord::in_memory("sam", &[])

@@ -8,7 +8,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::host::api::{Lifecycle, rfc3339};
+use crate::record::transcript::Entry;
 use crate::ui::app::{App, QueueItem};
+use crate::ui::queue::Status;
 use crate::ui::sanitize::{clean, one_line};
 use crate::ui::text::{push_wrapped, wrap};
 use crate::ui::theme;
@@ -72,19 +74,22 @@ fn header_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// What the pane says of a ticket with no history.
+const NOT_WORKED: &str =
+    "Not worked yet: press w to let the model work it, or e to answer it yourself.";
+
 /// Everything under the header, as far back as the view reaches: lines are built from the
 /// newest entry backwards, and the ticket's own words only when the view gets that far.
 fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<Line<'static>> {
     let need = height + app.scroll_back as usize;
-    let entries = app
+    let entries: Option<Vec<&Entry>> = app
         .transcripts
-        .get(&item.ticket.ticket_id)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+        .entries(&item.ticket.ticket_id)
+        .map(Iterator::collect);
     let standing = standing_lines(item, width);
     let mut count = standing.len();
     let mut tail: Vec<Vec<Line>> = Vec::new();
-    for entry in entries.iter().rev() {
+    for entry in entries.iter().flatten().rev() {
         if count >= need {
             break;
         }
@@ -95,14 +100,13 @@ fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<L
     let mut lines: Vec<Line> = Vec::new();
     if count < need {
         lines = ticket_text(app, item, width);
-        if entries.is_empty() {
-            push_wrapped(
-                &mut lines,
-                "Not worked yet: press w to let the model work it, or e to answer it yourself.",
-                width,
-                theme::dim(),
-                "",
-            );
+        let empty = match &entries {
+            Some(entries) => entries.is_empty().then_some(NOT_WORKED),
+            None if item.status == Status::New => Some(NOT_WORKED),
+            None => Some("Reading this ticket's history from the record…"),
+        };
+        if let Some(empty) = empty {
+            push_wrapped(&mut lines, empty, width, theme::dim(), "");
         }
     }
     lines.extend(tail.into_iter().rev().flatten());
