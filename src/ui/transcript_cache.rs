@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::record::transcript::Entry;
+use crate::host::api::Entry;
 
 /// How many tickets' transcripts the desk holds at once; the one on screen is always held.
 pub const KEEP: usize = 32;

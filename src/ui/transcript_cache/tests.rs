@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::transcript::EntryKind;
+use crate::host::api::EntryKind;
 
 /// The entry event `seq` makes in these tests: a note saying its number.
 fn note(seq: i64) -> Vec<Entry> {
