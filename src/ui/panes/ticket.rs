@@ -7,8 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::host::api::Entry;
-use crate::host::api::{Lifecycle, rfc3339};
+use crate::host::api::{Entry, Lifecycle, rfc3339};
 use crate::ui::app::{App, QueueItem};
 use crate::ui::queue::Status;
 use crate::ui::sanitize::{clean, one_line};
