@@ -65,6 +65,10 @@ async fn run(
         person_prompt,
     } = setup;
     let host = Host::start(parts, questions, events.clone()).await;
+    // Where the record stood before its states were read: the team is followed from there,
+    // so an event another desk appends in between reaches this desk as it would have live,
+    // instead of being missed until a restart.
+    let followed_from = host.record().last_seq().await.unwrap_or(0);
     match host.record().states().await {
         Ok(states) => {
             let _ = events.send(HostEvent::Record(states));
@@ -78,7 +82,7 @@ async fn run(
     let _ = events.send(HostEvent::Prompts(host.prompts().await));
     let _ = events.send(HostEvent::Resources(host.resources().await));
     host.approvals_changed().await;
-    let live = host.follow_the_team();
+    let live = host.follow_the_team(followed_from);
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
         if command == Command::Shutdown {

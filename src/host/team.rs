@@ -126,14 +126,13 @@ impl Host {
         Ok(())
     }
 
-    /// Follows a team's record from now on: what other desks append reaches this desk's
-    /// driver as it happens; a lost database is said, and the desk catches up when it is
-    /// back. `None` on one person's desk.
-    pub fn follow_the_team(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+    /// Follows a team's record from the first event after `from`: what other desks append
+    /// reaches this desk's driver as it happens; a lost database is said, and the desk
+    /// catches up when it is back. `None` on one person's desk.
+    pub fn follow_the_team(self: &Arc<Self>, from: i64) -> Option<tokio::task::JoinHandle<()>> {
         let url = self.record.team_url()?.to_owned();
         let host = Arc::clone(self);
         Some(tokio::spawn(async move {
-            let from = host.record.last_seq().await.unwrap_or(0);
             let mut live = match subscribe(&url, from).await {
                 Ok(live) => live,
                 Err(e) => {
