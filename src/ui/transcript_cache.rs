@@ -90,11 +90,13 @@ impl TranscriptCache {
     }
 
     /// How many tickets' transcripts are held (asked or read).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.held.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.held.is_empty()
     }
 }

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::host::api::{Entry, Lifecycle, rfc3339};
+use crate::host::api::{Lifecycle, rfc3339};
 use crate::ui::app::{App, QueueItem};
 use crate::ui::queue::Status;
 use crate::ui::sanitize::{clean, one_line};
@@ -81,14 +81,14 @@ const NOT_WORKED: &str =
 /// newest entry backwards, and the ticket's own words only when the view gets that far.
 fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<Line<'static>> {
     let need = height + app.scroll_back as usize;
-    let entries: Option<Vec<&Entry>> = app
-        .transcripts
-        .entries(&item.ticket.ticket_id)
-        .map(Iterator::collect);
+    let entries = app.transcripts.entries(&item.ticket.ticket_id);
+    let read = entries.is_some();
     let standing = standing_lines(item, width);
     let mut count = standing.len();
     let mut tail: Vec<Vec<Line>> = Vec::new();
-    for entry in entries.iter().flatten().rev() {
+    let mut any = false;
+    for entry in entries.into_iter().flat_map(Iterator::rev) {
+        any = true;
         if count >= need {
             break;
         }
@@ -99,10 +99,11 @@ fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<L
     let mut lines: Vec<Line> = Vec::new();
     if count < need {
         lines = ticket_text(app, item, width);
-        let empty = match &entries {
-            Some(entries) => entries.is_empty().then_some(NOT_WORKED),
-            None if item.status == Status::New => Some(NOT_WORKED),
-            None => Some("Reading this ticket's history from the record…"),
+        let empty = match (read, any) {
+            (true, true) => None,
+            (true, false) => Some(NOT_WORKED),
+            (false, _) if item.status == Status::New => Some(NOT_WORKED),
+            (false, _) => Some("Reading this ticket's history from the record…"),
         };
         if let Some(empty) = empty {
             push_wrapped(&mut lines, empty, width, theme::dim(), "");
