@@ -310,7 +310,9 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    if !owns_terminal {
+    if owns_terminal {
+        no_huge_pages();
+    } else {
         crate::logging::to_stderr();
     }
     let runtime = match runtime_for(&command) {
@@ -331,6 +333,18 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The desk and review mode stay open for hours, mostly idle, so their resident memory should
+/// be what they touch. mimalloc (the allocator, `src/lib.rs`) asks for transparent huge pages
+/// on its arenas, and the kernel's `khugepaged` then fills each partly used 2 MiB region in
+/// the background: a desk that had opened a day's record grew by about 9 MiB over its first
+/// minute while doing nothing (BENCHMARKS.md section 00000000000000). This turns huge pages
+/// off for the process and for the servers it starts, which inherit the flag. A kernel that
+/// refuses leaves things as they were: nothing but memory depends on it.
+fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
 }
 
 /// The runtime a command runs on. Serving (`serve … --http`) takes many clients at once and

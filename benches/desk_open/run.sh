@@ -6,7 +6,7 @@
 # record holds a day's events; then opens the desk, its terminal UI under a pseudo-terminal
 # from `script`, on a copy of that record and on an empty one, and prints its VmRSS and
 # VmHWM over 30 s (benches/desk_open/measure.py). The difference between the two is what
-# the record costs the desk.
+# the record costs the desk. DESK_OPEN_SECONDS=300 watches each desk for five minutes instead.
 #
 #   benches/desk_open/run.sh                  # the debug build of this checkout
 #   benches/desk_open/run.sh BIN [BIN ...]    # these support-desk binaries, each on the same

@@ -286,3 +286,24 @@ async fn on_the_embedded_default_a_persons_refund_prompt_replays_to_the_recorded
     assert!(!done.contains("y approve"), "no consent question: {done}");
     desk.quit().await;
 }
+
+/// The desk is left open all day, mostly idle: it and the servers it starts run with the
+/// kernel's transparent huge pages off, so what they hold is what they touch
+/// (`cli::no_huge_pages`; BENCHMARKS.md section 00000000000000 shows the growth it stops).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desk_and_the_servers_it_starts_run_without_transparent_huge_pages() {
+    let desk = Desk::start(&[]);
+    desk.screen.wait_for("shop 2026-07-28").await;
+    let marked = processes_marked(&desk.mark);
+    assert!(marked.len() >= 2, "the desk and its shop: {marked:?}");
+    for pid in marked {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+        let command = std::fs::read(format!("/proc/{pid}/cmdline")).expect("cmdline");
+        assert!(
+            status.lines().any(|line| line == "THP_enabled:\t0"),
+            "{} runs with huge pages allowed:\n{status}",
+            String::from_utf8_lossy(&command).replace('\0', " ")
+        );
+    }
+    desk.quit().await;
+}
