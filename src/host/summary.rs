@@ -1,12 +1,13 @@
 //! A queue run's figures, computed from its recorded events alone, so that the same numbers
 //! come out of a live run, a replay and a recording read years later.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::api::Outcome;
 use super::checks::Finding;
+use crate::record::Stored;
 use crate::recording::Event;
 use crate::tickets::Ticket;
 
@@ -180,6 +181,57 @@ impl<'a> Tally<'a> {
     }
 }
 
+/// A queue's tally on a record other desks may append to while it runs: what counts is what
+/// this desk appended for the queue's tickets, and a lead's answer to an approval this desk
+/// asked for (the lead's desk appends it). Another desk's run of a ticket this queue passed
+/// over, and this desk's other work meanwhile, are not the queue's.
+pub struct QueueTally<'a> {
+    tally: Tally<'a>,
+    person: &'a str,
+    /// The queue's tickets; `None` for the whole queue.
+    tickets: Option<HashSet<&'a str>>,
+    asked: HashSet<i64>,
+}
+
+impl<'a> QueueTally<'a> {
+    /// The tally of `person`'s queue of `tickets` (empty: every ticket), under the consent
+    /// allow list `allow`.
+    pub fn new(allow: &'a [String], person: &'a str, tickets: &'a [String]) -> Self {
+        Self {
+            tally: Tally::new(allow),
+            person,
+            tickets: (!tickets.is_empty()).then(|| tickets.iter().map(String::as_str).collect()),
+            asked: HashSet::new(),
+        }
+    }
+
+    /// Counts `stored` if it is the queue's; events come in the record's order.
+    pub fn add(&mut self, stored: &Stored) {
+        let Some(ticket) = stored.event.ticket() else {
+            return;
+        };
+        if self.tickets.as_ref().is_some_and(|t| !t.contains(ticket)) {
+            return;
+        }
+        let ours = match &stored.event {
+            Event::ApprovalAnswered { approval, .. } => self.asked.contains(approval),
+            _ => stored.by == self.person,
+        };
+        if !ours {
+            return;
+        }
+        if let Event::ApprovalAsked { approval, .. } = &stored.event {
+            self.asked.insert(*approval);
+        }
+        self.tally.add(&stored.event);
+    }
+
+    /// The summary of what was counted, scored against the data set's `tickets`.
+    pub fn finish(self, tickets: &[Ticket]) -> Summary {
+        self.tally.finish(tickets)
+    }
+}
+
 impl Summary {
     pub fn from_events(events: &[Event], tickets: &[Ticket], allow: &[String]) -> Self {
         let mut tally = Tally::new(allow);
@@ -298,5 +350,98 @@ impl Summary {
         )
         .collect::<Vec<_>>()
         .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(seq: i64, by: &str, event: Event) -> Stored {
+        Stored {
+            seq,
+            at: 0,
+            by: by.to_owned(),
+            event,
+        }
+    }
+
+    fn done(ticket: &str) -> Event {
+        Event::TicketDone {
+            ticket: ticket.to_owned(),
+            model_calls: 1,
+            stopped_at_turn_limit: false,
+            error: None,
+        }
+    }
+
+    fn asked(ticket: &str, approval: i64) -> Event {
+        Event::ApprovalAsked {
+            ticket: ticket.to_owned(),
+            turn: 1,
+            approval,
+            server: "shop".into(),
+            tool: "shop.issue_refund".into(),
+            message: "release".into(),
+        }
+    }
+
+    fn answered(ticket: &str, approval: i64) -> Event {
+        Event::ApprovalAnswered {
+            ticket: ticket.to_owned(),
+            turn: 1,
+            approval,
+            by: "lee".into(),
+            tool: "shop.issue_refund".into(),
+            action: "accept".into(),
+            content: None,
+            outcome: Outcome::Result,
+            text: "released".into(),
+            truncated: false,
+        }
+    }
+
+    /// Ana's queue of T-1 and T-2 on a team's record, with Bo working T-3 and T-2's lead
+    /// answer coming from Lee's desk meanwhile.
+    fn team_day() -> Vec<Stored> {
+        vec![
+            stored(11, "ana", done("T-1")),
+            stored(12, "bo", done("T-3")),
+            stored(13, "bo", asked("T-3", 7)),
+            stored(14, "ana", asked("T-2", 8)),
+            stored(15, "lee", answered("T-3", 7)),
+            stored(16, "lee", answered("T-2", 8)),
+            stored(17, "ana", done("T-2")),
+            stored(18, "ana", done("T-4")),
+        ]
+    }
+
+    #[test]
+    fn a_queue_counts_its_own_tickets_and_the_leads_answers_it_asked_for() {
+        let allow: Vec<String> = Vec::new();
+        let queue = ["T-1".to_owned(), "T-2".to_owned()];
+        let mut tally = QueueTally::new(&allow, "ana", &queue);
+        for event in team_day() {
+            tally.add(&event);
+        }
+        let summary = tally.finish(&[]);
+        assert_eq!(
+            summary.tickets_worked, 2,
+            "T-1 and T-2, not Bo's T-3 or T-4"
+        );
+        assert_eq!(summary.tool_calls, 1, "Lee's answer to Ana's T-2 only");
+        assert_eq!(summary.refunds_issued, 1);
+    }
+
+    #[test]
+    fn the_whole_queue_still_passes_over_other_desks_work() {
+        let allow: Vec<String> = Vec::new();
+        let mut tally = QueueTally::new(&allow, "ana", &[]);
+        for event in team_day() {
+            tally.add(&event);
+        }
+        let summary = tally.finish(&[]);
+        assert_eq!(summary.tickets_worked, 3, "T-1, T-2 and T-4");
+        assert_eq!(summary.tool_calls, 1);
     }
 }

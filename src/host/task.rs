@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::api::{Command, PersonPrompt, Question};
 use super::core::{Host, HostParts};
 use super::events::HostEvent;
-use super::summary::{Summary, Tally};
+use super::summary::{QueueTally, Summary};
 use crate::record::EngineError;
 use crate::recording::Manifest;
 use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
@@ -65,10 +65,7 @@ async fn run(
         person_prompt,
     } = setup;
     let host = Host::start(parts, questions, events.clone()).await;
-    // Where the record stood before its states were read: the team is followed from there,
-    // so an event another desk appends in between reaches this desk as it would have live,
-    // instead of being missed until a restart.
-    let followed_from = host.record().last_seq().await.unwrap_or(0);
+    let followed_from = team_position(&host, &events).await;
     match host.record().states().await {
         Ok(states) => {
             let _ = events.send(HostEvent::Record(states));
@@ -82,7 +79,7 @@ async fn run(
     let _ = events.send(HostEvent::Prompts(host.prompts().await));
     let _ = events.send(HostEvent::Resources(host.resources().await));
     host.approvals_changed().await;
-    let live = host.follow_the_team(followed_from);
+    let live = followed_from.and_then(|from| host.follow_the_team(from));
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
         if command == Command::Shutdown {
@@ -96,6 +93,24 @@ async fn run(
     }
     host.shutdown().await;
     let _ = events.send(HostEvent::Stopped);
+}
+
+/// Where a team's record stood before this desk read its states: the team is followed from
+/// there, so an event another desk appends in between reaches this desk as it would have
+/// live instead of being missed until a restart. `None` on one person's desk, and when the
+/// record cannot say (following from anywhere else would replay the team's history as news
+/// or miss part of it; the person is told, and a restart catches up).
+async fn team_position(host: &Host, events: &mpsc::UnboundedSender<HostEvent>) -> Option<i64> {
+    host.record().team_url()?;
+    match host.record().last_seq().await {
+        Ok(seq) => Some(seq),
+        Err(e) => {
+            let _ = events.send(HostEvent::Problem(format!(
+                "cannot follow the team's record live: where it stands cannot be read ({e}); other desks' work shows after a restart"
+            )));
+            None
+        }
+    }
 }
 
 /// One command: a run starts on a task of its own (the host keeps taking commands while it
@@ -212,26 +227,35 @@ async fn work_queue(
     prompt: Option<PersonPrompt>,
 ) {
     let concurrency = host.config.limits.concurrency;
-    let before = host.record().last_seq().await.unwrap_or(0);
+    // Where the record stood before the queue: its summary counts what came after.
+    let before = host.record().last_seq().await;
     if let Err(problem) = host.work_queue(tickets, concurrency, prompt.as_ref()).await {
         let _ = events.send(HostEvent::Problem(problem));
     }
-    let summary = match summarize_after(host, before).await {
-        Ok(summary) => summary,
-        Err(e) => {
-            let _ = events.send(HostEvent::Problem(e.to_string()));
-            Summary::default()
-        }
+    let summary = match before {
+        Ok(before) => summarize_after(host, before, tickets).await,
+        Err(e) => Err(e),
     };
+    let summary = summary.unwrap_or_else(|e| {
+        let _ = events.send(HostEvent::Problem(format!(
+            "the queue was worked, but its summary cannot be counted ({e}); each ticket's state is in the queue"
+        )));
+        Summary::default()
+    });
     let _ = events.send(HostEvent::QueueFinished(summary));
 }
 
-/// The summary of the events appended after `before`, the record walked a page at a time: a
-/// day's queue is summed up without its whole record in memory.
-async fn summarize_after(host: &Host, before: i64) -> Result<Summary, EngineError> {
-    let mut tally = Tally::new(&host.config.consent.allow);
-    host.record()
-        .walk_after(before, |stored| tally.add(&stored.event))
+/// The summary of the queue of `tickets` from the events appended after `before`, the record
+/// walked a page at a time: a day's queue is summed up without its whole record in memory.
+async fn summarize_after(
+    host: &Host,
+    before: i64,
+    tickets: &[String],
+) -> Result<Summary, EngineError> {
+    let record = host.record();
+    let mut tally = QueueTally::new(&host.config.consent.allow, record.person(), tickets);
+    record
+        .walk_after(before, |stored| tally.add(&stored))
         .await?;
     Ok(tally.finish(host.tickets()))
 }

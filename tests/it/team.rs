@@ -51,6 +51,7 @@ async fn two_runs_on_one_store_split_the_queue_and_work_no_ticket_twice() {
     );
     let ana = run(&team.ana.url, &source, &["--concurrency", "2"], one.path());
     let bo = run(&team.bo.url, &source, &["--concurrency", "2"], two.path());
+    let mut summaries = Vec::new();
     for (who, child) in [("ana", ana), ("bo", bo)] {
         let output = child.wait_with_output().await.expect("the run ends");
         assert!(
@@ -58,6 +59,9 @@ async fn two_runs_on_one_store_split_the_queue_and_work_no_ticket_twice() {
             "{who}'s run: {}",
             String::from_utf8_lossy(&output.stderr)
         );
+        let summary: Value =
+            serde_json::from_slice(&output.stdout).expect("one JSON summary on stdout");
+        summaries.push(summary);
     }
     let record = PgRecord::connect(&team.lee.url, &allow())
         .await
@@ -77,6 +81,9 @@ async fn two_runs_on_one_store_split_the_queue_and_work_no_ticket_twice() {
     let by_ana = runs.values().filter(|by| by[0] == team.ana.name).count();
     let by_bo = runs.values().filter(|by| by[0] == team.bo.name).count();
     assert_eq!(by_ana + by_bo, 48);
+    // Each desk's summary is of its own runs, not of the team's record since it started.
+    assert_eq!(summaries[0]["tickets_worked"], by_ana, "ana's summary");
+    assert_eq!(summaries[1]["tickets_worked"], by_bo, "bo's summary");
     assert!(
         by_ana > 0 && by_bo > 0,
         "both desks worked: {by_ana} and {by_bo}"
