@@ -8,11 +8,13 @@
 //! to ([`visit`]), one grant per person per server in the data directory, readable by its
 //! owner alone and shared safely by several desks ([`store`]), signing in again when a
 //! server asks for more scopes ([`client`]), the client-credentials grant for a desk that
-//! runs as itself, and the `login`/`logout` commands ([`commands`]).
+//! runs as itself, the desk's own HTTP client for a server whose `ca_file` names a private CA
+//! (`http`), and the `login`/`logout` commands ([`commands`]).
 
 pub mod client;
 pub mod commands;
 mod flow;
+mod http;
 mod identity;
 mod store;
 pub mod visit;

@@ -10,6 +10,9 @@ use rmcp::transport::{
     AuthorizationManager, CredentialStore as _, StoredCredentials, WWWAuthenticateParams,
 };
 
+use std::path::PathBuf;
+
+use super::http::SignInHttp;
 use super::{ClientIdentity, GrantStore, PrivateKey, Visitor};
 
 /// The name the desk registers itself under.
@@ -22,15 +25,19 @@ pub struct Target {
     pub url: String,
     pub identity: ClientIdentity,
     pub store: GrantStore,
+    /// The CA the config trusts for this server (its `ca_file`), trusted for its sign-in too.
+    pub ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignInError {
-    #[error("signing in to '{prefix}' failed: {source}")]
+    #[error("signing in to '{prefix}' failed: {source}{}", advice.as_deref().map(|a| format!(": {a}")).unwrap_or_default())]
     Auth {
         prefix: String,
         #[source]
         source: Box<AuthError>,
+        /// What to do, when a certificate was refused on the way.
+        advice: Option<String>,
     },
     #[error("signing in: {0}")]
     Visit(String),
@@ -57,13 +64,21 @@ impl Target {
             url: url.clone(),
             identity,
             store: GrantStore::new(data_dir, prefix, url),
+            ca_file: server.ca_file.clone(),
         }))
     }
 
     fn failed(&self, source: AuthError) -> SignInError {
+        let advice = crate::tls::CertProblem::find(&source).map(|problem| {
+            problem.advice(
+                &format!("[servers.{}]", self.prefix),
+                self.ca_file.as_deref(),
+            )
+        });
         SignInError::Auth {
             prefix: self.prefix.clone(),
             source: Box::new(source),
+            advice,
         }
     }
 
@@ -74,13 +89,21 @@ impl Target {
         }
     }
 
-    /// A manager for this server that keeps its grant in the person's store.
+    /// A manager for this server that keeps its grant in the person's store. A server with a
+    /// `ca_file` is signed in to through the desk's own client, which trusts that CA.
     pub async fn manager(&self) -> Result<AuthorizationManager, SignInError> {
         // rmcp builds its own HTTP clients for the authorization server: on the desk's ring.
         crate::tls::install_default_provider();
-        let mut manager = AuthorizationManager::new(self.url.as_str())
-            .await
-            .map_err(|e| self.failed(e))?;
+        let manager = match &self.ca_file {
+            None => AuthorizationManager::new(self.url.as_str()).await,
+            Some(ca_file) => {
+                let url = reqwest::Url::parse(&self.url)
+                    .map_err(|e| self.other(format!("its URL {} is not one: {e}", self.url)))?;
+                let http = SignInHttp::new(&url, ca_file).map_err(|e| self.other(e.to_string()))?;
+                AuthorizationManager::new_with_oauth_http_client(url, http).await
+            }
+        };
+        let mut manager = manager.map_err(|e| self.failed(e))?;
         manager.set_credential_store(self.store.clone());
         Ok(manager)
     }

@@ -4,7 +4,9 @@
 // how many refreshes happened (GET /test/stats); tokens carry that person's `sub`, scopes
 // and claims, with the audience the client asked for (RFC 8707 `resource`).
 //
-//   node oauth_server.mjs PREFIX   → prints {"issuer": "http://127.0.0.1:PORT"} on its first line
+//   node oauth_server.mjs PREFIX             → prints {"issuer": "http://127.0.0.1:PORT"} on its first line
+//   node oauth_server.mjs PREFIX KEY CERT    → the same over HTTPS ({"issuer": "https://…"}), with the
+//                                              PEM key and certificate in the files KEY and CERT
 // where PREFIX is the npm prefix oauth2-mock-server is installed under (scripts/interop-setup.sh).
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +14,8 @@ import { pathToFileURL } from 'node:url';
 const root = join(process.argv[2], 'node_modules', 'oauth2-mock-server', 'dist', 'index.mjs');
 const { OAuth2Server } = await import(pathToFileURL(root).href);
 
-const server = new OAuth2Server();
+const [key, cert] = process.argv.slice(3);
+const server = new OAuth2Server(key, cert);
 await server.issuer.keys.generate('RS256');
 let next = { sub: 'nobody', scope: '', claims: {} };
 const byCode = new Map();
@@ -76,7 +79,7 @@ server.service.addRoute('POST', '/test/token', async (req, res) => {
 
 await server.start(0, '127.0.0.1');
 // The address it listens on, not `localhost` (which may resolve to ::1 first).
-server.issuer.url = `http://127.0.0.1:${server.address().port}`;
+server.issuer.url = `${key ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
 process.stdout.write(JSON.stringify({ issuer: server.issuer.url }) + '\n');
 process.stdin.resume();
 process.stdin.on('end', () => server.stop().then(() => process.exit(0)));

@@ -37,10 +37,23 @@ struct AuthServer {
     _child: tokio::process::Child,
     issuer: String,
     http: reqwest::Client,
+    /// The CA its certificate is signed by, when it serves HTTPS.
+    ca_file: Option<PathBuf>,
+}
+
+/// An authorization server on HTTPS: the CA's PEM file, and the server's key and certificate.
+struct Https {
+    ca_file: PathBuf,
+    key: PathBuf,
+    cert: PathBuf,
 }
 
 impl AuthServer {
     async fn start() -> Option<Self> {
+        Self::start_with(None).await
+    }
+
+    async fn start_with(https: Option<Https>) -> Option<Self> {
         let node = prefix_dir().join("node_modules/.bin/node");
         let package = prefix_dir().join("node_modules/oauth2-mock-server/package.json");
         if !node.exists() || !package.exists() {
@@ -54,6 +67,7 @@ impl AuthServer {
         let mut child = tokio::process::Command::new(node)
             .arg(script)
             .arg(prefix_dir())
+            .args(https.iter().flat_map(|h| [&h.key, &h.cert]))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -68,10 +82,12 @@ impl AuthServer {
             .expect("its issuer");
         let started: Value = serde_json::from_str(&first).expect("JSON");
         support_desk::tls::install_default_provider();
+        let ca_file = https.map(|h| h.ca_file);
         Some(Self {
             _child: child,
             issuer: started["issuer"].as_str().expect("issuer").to_owned(),
-            http: reqwest::Client::new(),
+            http: support_desk::tls::http_client(ca_file.as_deref()).expect("a client"),
+            ca_file,
         })
     }
 
@@ -129,6 +145,8 @@ fn say_skipped() {
 struct Shop {
     _child: tokio::process::Child,
     url: String,
+    /// The authorization server's CA, which the desk's config names for the shop.
+    ca_file: Option<PathBuf>,
 }
 
 impl Shop {
@@ -144,6 +162,8 @@ impl Shop {
             .args(["--oauth-issuer", &auth.issuer])
             .args(["--oauth-lead-claim", "roles=support-lead"])
             .env_remove("SHOP_STAFF_TOKENS")
+            // The shop reads its issuer's keys: over HTTPS, it trusts the issuer's CA.
+            .envs(auth.ca_file.iter().map(|ca| ("SSL_CERT_FILE", ca)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -153,6 +173,7 @@ impl Shop {
         let shop = Self {
             _child: child,
             url: format!("http://127.0.0.1:{port}/mcp"),
+            ca_file: auth.ca_file.clone(),
         };
         // Ready once its metadata is served.
         let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
@@ -174,6 +195,7 @@ impl Shop {
                 client_id: Some(CLIENT_ID.to_owned()),
                 ..OAuthConfig::default()
             }),
+            ca_file: self.ca_file.clone(),
             ..ServerConfig::default()
         }
     }
@@ -181,8 +203,12 @@ impl Shop {
     /// A desk config that reaches this shop (the bundled partner stays in process).
     fn desk_config(&self, dir: &Path) -> PathBuf {
         let path = dir.join("desk.toml");
+        let ca_file = match &self.ca_file {
+            Some(ca) => format!("ca_file = {}\n", Value::from(ca.to_str().expect("utf-8"))),
+            None => String::new(),
+        };
         let text = format!(
-            "[servers.shop]\nurl = \"{}\"\n\n[servers.shop.oauth]\nclient_id = \"{CLIENT_ID}\"\n",
+            "[servers.shop]\nurl = \"{}\"\n{ca_file}\n[servers.shop.oauth]\nclient_id = \"{CLIENT_ID}\"\n",
             self.url
         );
         std::fs::write(&path, text).expect("the config is written");
@@ -215,7 +241,7 @@ async fn login(
     while let Some(line) = lines.next_line().await.expect("a line") {
         printed.push_str(&line);
         printed.push('\n');
-        if let Some(at) = line.find("http://") {
+        if let Some(at) = line.find("http://").or_else(|| line.find("https://")) {
             let url = line[at..].trim();
             assert!(url.contains("/authorize?"), "{url}");
             let page = auth.http.get(url).send().await.expect("the browser");
@@ -548,4 +574,78 @@ fn second_line_above_limit() -> (String, String) {
             Some((o.order_id.clone(), line.sku.clone()))
         })
         .expect("two delivered orders with a line above the limit")
+}
+
+/// An authorization server whose certificate a private CA signed, as a team's internal one
+/// is: the shop's `ca_file` is trusted for signing in to it too (discovery, the code's
+/// exchange, a refresh), where rmcp's own client would trust only the system's roots. Without
+/// the `ca_file`, `login` fails and says so.
+#[tokio::test]
+async fn the_servers_ca_file_is_trusted_for_its_authorization_server_too() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let ca = crate::tls::TestCa::new();
+    let (key, cert) = ca.leaf(&["127.0.0.1"], (2040, 1, 1)).write(dir.path());
+    let https = Https {
+        ca_file: ca.write(dir.path()),
+        key,
+        cert,
+    };
+    let Some(auth) = AuthServer::start_with(Some(https)).await else {
+        return;
+    };
+    assert!(auth.issuer.starts_with("https://"), "{}", auth.issuer);
+    let mut shop = Shop::start(&auth, dir.path()).await;
+    let ana = dir.path().join("ana");
+
+    let printed = login(
+        &auth,
+        &shop.desk_config(dir.path()),
+        &ana,
+        ("staff-0007", "shop", json!({})),
+    )
+    .await;
+    assert!(printed.contains("'shop' accepts it: 5 tools"), "{printed}");
+    let conn = desk_client(&shop, &ana)
+        .await
+        .expect("connected with the grant");
+    assert!(order_status(&conn).await.expect("a call").contains("O-"));
+    let before = auth.stats().await["refreshes"].as_u64();
+    let mut grant = read_grant(&ana);
+    grant["token_received_at"] = json!(1);
+    std::fs::write(grant_file(&ana), grant.to_string()).expect("the grant aged");
+    assert!(
+        order_status(&conn)
+            .await
+            .expect("a call after expiry")
+            .contains("O-")
+    );
+    assert_eq!(
+        auth.stats().await["refreshes"].as_u64(),
+        before.map(|n| n + 1),
+        "refreshed through the CA"
+    );
+
+    // The same shop without its ca_file: the sign-in cannot trust the authorization server.
+    shop.ca_file = None;
+    let bo = dir.path().join("bo");
+    let output = tokio::process::Command::new(BIN)
+        .args(["login", "shop", "--config"])
+        .arg(shop.desk_config(dir.path()))
+        .arg("--data-dir")
+        .arg(&bo)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("login runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "signing in to 'shop' failed: OAuth metadata discovery failed for https://127.0.0.1:"
+        ) && said.contains(
+            "its certificate is signed by a certificate authority this desk does not trust; add the CA's PEM with `ca_file = \"…\"` under [servers.shop]"
+        ),
+        "{said}"
+    );
 }

@@ -30,13 +30,13 @@ const TOKEN: &str = "staff-0007-token-for-tls-tests";
 const CA_NAME: &str = "Support Desk Test CA";
 
 /// A certificate authority made for one test.
-struct TestCa {
+pub(crate) struct TestCa {
     issuer: Issuer<'static, KeyPair>,
     pem: String,
 }
 
 impl TestCa {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.distinguished_name.push(DnType::CommonName, CA_NAME);
@@ -55,7 +55,7 @@ impl TestCa {
 
     /// A server certificate for `names` (DNS names or IP addresses), valid from 2020 until
     /// `until` (year, month, day).
-    fn leaf(&self, names: &[&str], until: (i32, u8, u8)) -> Leaf {
+    pub(crate) fn leaf(&self, names: &[&str], until: (i32, u8, u8)) -> Leaf {
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(names.clone()).expect("leaf params");
         params
@@ -70,20 +70,33 @@ impl TestCa {
         Leaf {
             chain: vec![cert.der().clone()],
             key: PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
+            pem: (cert.pem(), key.serialize_pem()),
         }
     }
 
     /// The CA's certificate in a PEM file.
-    fn write(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn write(&self, dir: &Path) -> PathBuf {
         let path = dir.join("test-ca.pem");
         std::fs::write(&path, &self.pem).expect("write the CA file");
         path
     }
 }
 
-struct Leaf {
+pub(crate) struct Leaf {
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
+    /// The certificate and its key in PEM, for a server that reads them from files.
+    pem: (String, String),
+}
+
+impl Leaf {
+    /// The key and the certificate in PEM files in `dir`: `(key, certificate)`.
+    pub(crate) fn write(&self, dir: &Path) -> (PathBuf, PathBuf) {
+        let (cert, key) = (dir.join("leaf.pem"), dir.join("leaf-key.pem"));
+        std::fs::write(&cert, &self.pem.0).expect("write the certificate");
+        std::fs::write(&key, &self.pem.1).expect("write the key");
+        (key, cert)
+    }
 }
 
 /// A TLS terminator on 127.0.0.1 in front of a plain TCP service.
