@@ -9,19 +9,22 @@
 //! owner alone and shared safely by several desks ([`store`]), signing in again when a
 //! server asks for more scopes ([`client`]), the client-credentials grant for a desk that
 //! runs as itself, the desk's own HTTP client for a server whose `ca_file` names a private CA
-//! (`http`), and the `login`/`logout` commands ([`commands`]).
+//! (`http`), revoking a grant at the authorization server on `logout` ([`revoke`]), and the
+//! `login`/`logout` commands ([`commands`]).
 
 pub mod client;
 pub mod commands;
 mod flow;
 mod http;
 mod identity;
+mod revoke;
 mod store;
 pub mod visit;
 
 pub use client::{SignInPolicy, SigningClient};
 pub use flow::{SignInError, Target, challenge_of, sign_in};
 pub use identity::{ClientIdentity, OAuthConfig, PrivateKey};
+pub use revoke::{Revocation, revoke};
 pub use store::{GrantStore, GrantSummary};
 pub use visit::{Headless, Loopback, Visitor};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use clap::Args;
 
-use super::{GrantSummary, Loopback, Target, challenge_of, sign_in};
+use super::{GrantSummary, Loopback, Revocation, Target, challenge_of, revoke, sign_in};
 use crate::cli::CommonArgs;
 use crate::config::{DeskConfig, ServerConfig};
 use crate::startup::{self, Overrides};
@@ -60,20 +60,36 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Removes the person's grant for one server.
+/// Signs the person out of one server: revokes the grant at the authorization server where
+/// it offers revocation, and removes it from this machine either way (a revocation that fails
+/// is said, with what to do).
 pub async fn logout(args: LogoutArgs) -> anyhow::Result<()> {
     let (config, data_dir) = setup(&args.common)?;
     let (_, target) = target(&config, &args.prefix, &data_dir)?;
-    let path = target.store.path().display().to_string();
-    if target.store.remove()? {
-        say(&format!(
-            "Signed out of '{}': the grant in {path} is removed. The authorization server still \
-             knows it; revoke it there if this machine was lost.\n",
-            args.prefix
-        ));
-    } else {
-        say(&format!("'{}' had no sign-in to remove\n", args.prefix));
-    }
+    let prefix = &args.prefix;
+    let Some(grant) = target.store.read()? else {
+        say(&format!("'{prefix}' had no sign-in to remove\n"));
+        return Ok(());
+    };
+    let revoked = revoke(&target, &grant).await;
+    target.store.remove()?;
+    let path = target.store.path().display();
+    say(&match revoked {
+        Ok(Revocation::Revoked) => format!(
+            "Signed out of '{prefix}': the authorization server revoked the grant, and {path} \
+             is removed.\n"
+        ),
+        Ok(Revocation::NotOffered) => format!(
+            "Signed out of '{prefix}' on this machine: {path} is removed. Its authorization \
+             server offers no revocation, so its tokens stay valid until they expire; revoke \
+             the grant there if this machine was lost.\n"
+        ),
+        Err(e) => format!(
+            "Signed out of '{prefix}' on this machine: {path} is removed. Revoking the grant at \
+             the authorization server failed ({}); revoke it there if this machine was lost.\n",
+            e.detail()
+        ),
+    });
     Ok(())
 }
 

@@ -11,6 +11,7 @@ use rmcp::transport::{
 };
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::http::SignInHttp;
 use super::{ClientIdentity, GrantStore, PrivateKey, Visitor};
@@ -31,7 +32,7 @@ pub struct Target {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignInError {
-    #[error("signing in to '{prefix}' failed: {source}{}", advice.as_deref().map(|a| format!(": {a}")).unwrap_or_default())]
+    #[error("signing in to '{prefix}' failed: {}", self.detail())]
     Auth {
         prefix: String,
         #[source]
@@ -43,6 +44,20 @@ pub enum SignInError {
     Visit(String),
     #[error("signing in to '{prefix}': {message}")]
     Other { prefix: String, message: String },
+}
+
+impl SignInError {
+    /// What went wrong, without the words that say it was a sign-in (for `logout`, which
+    /// says what it was doing itself).
+    pub fn detail(&self) -> String {
+        match self {
+            SignInError::Auth { source, advice, .. } => match advice {
+                Some(advice) => format!("{source}: {advice}"),
+                None => source.to_string(),
+            },
+            SignInError::Visit(message) | SignInError::Other { message, .. } => message.clone(),
+        }
+    }
 }
 
 impl Target {
@@ -68,7 +83,7 @@ impl Target {
         }))
     }
 
-    fn failed(&self, source: AuthError) -> SignInError {
+    pub(super) fn failed(&self, source: AuthError) -> SignInError {
         let advice = crate::tls::CertProblem::find(&source).map(|problem| {
             problem.advice(
                 &format!("[servers.{}]", self.prefix),
@@ -82,11 +97,20 @@ impl Target {
         }
     }
 
-    fn other(&self, message: impl Into<String>) -> SignInError {
+    pub(super) fn other(&self, message: impl Into<String>) -> SignInError {
         SignInError::Other {
             prefix: self.prefix.clone(),
             message: message.into(),
         }
+    }
+
+    /// The server's URL, and the desk's own client for its sign-in (trusting its `ca_file`).
+    pub(super) fn http(&self) -> Result<(reqwest::Url, Arc<SignInHttp>), SignInError> {
+        let url = reqwest::Url::parse(&self.url)
+            .map_err(|e| self.other(format!("its URL {} is not one: {e}", self.url)))?;
+        let http = SignInHttp::new(&url, self.ca_file.as_deref())
+            .map_err(|e| self.other(e.to_string()))?;
+        Ok((url, http))
     }
 
     /// A manager for this server that keeps its grant in the person's store. A server with a
@@ -96,10 +120,8 @@ impl Target {
         crate::tls::install_default_provider();
         let manager = match &self.ca_file {
             None => AuthorizationManager::new(self.url.as_str()).await,
-            Some(ca_file) => {
-                let url = reqwest::Url::parse(&self.url)
-                    .map_err(|e| self.other(format!("its URL {} is not one: {e}", self.url)))?;
-                let http = SignInHttp::new(&url, ca_file).map_err(|e| self.other(e.to_string()))?;
+            Some(_) => {
+                let (url, http) = self.http()?;
                 AuthorizationManager::new_with_oauth_http_client(url, http).await
             }
         };

@@ -202,11 +202,11 @@ pub struct SignInHttp {
 
 impl SignInHttp {
     /// The client for signing in to the server at `server_url`, trusting the CA in `ca_file`
-    /// as the desk does for the server itself.
-    pub fn new(server_url: &Url, ca_file: &Path) -> Result<Arc<Self>, TlsSetupError> {
+    /// (if any) as the desk does for the server itself.
+    pub fn new(server_url: &Url, ca_file: Option<&Path>) -> Result<Arc<Self>, TlsSetupError> {
         let policy = Policy::for_server(server_url);
         let build = |redirect: reqwest::redirect::Policy| {
-            crate::tls::http_client_builder(Some(ca_file))?
+            crate::tls::http_client_builder(ca_file)?
                 .timeout(TIMEOUT)
                 .redirect(redirect)
                 .dns_resolver(Arc::new(Filtered::new(policy)))
@@ -265,6 +265,37 @@ impl SignInHttp {
             body.extend_from_slice(&chunk);
         }
         Ok(answer.body(body)?)
+    }
+}
+
+impl SignInHttp {
+    /// Posts `form` to `url` (an endpoint the authorization server's metadata names), with
+    /// HTTP Basic client authentication when `basic` holds a client's ID and secret, without
+    /// following a redirect. The answer's status.
+    pub async fn post_form(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<reqwest::StatusCode, OAuthHttpClientError> {
+        let url = Url::parse(url)?;
+        if !self.policy.allows_url(&url) {
+            return Err(refused_address(&url).into());
+        }
+        let mut body = form_urlencoded::Serializer::new(String::new());
+        body.extend_pairs(form);
+        let mut request = self
+            .stop
+            .post(url.clone())
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(body.finish());
+        if let Some((id, secret)) = basic {
+            request = request.basic_auth(id, Some(secret));
+        }
+        Ok(request.send().await?.status())
     }
 }
 

@@ -20,7 +20,10 @@ await server.issuer.keys.generate('RS256');
 let next = { sub: 'nobody', scope: '', claims: {} };
 const byCode = new Map();
 const byRefresh = new Map();
-const stats = { authorizations: 0, codes: 0, refreshes: 0, refusedRefreshes: 0 };
+const stats = {
+  authorizations: 0, codes: 0, refreshes: 0, refusedRefreshes: 0,
+  revocations: 0, revokedRefreshTokens: 0, revokedBy: [],
+};
 
 const personFor = (body) => {
   if (body.grant_type === 'authorization_code') return byCode.get(body.code);
@@ -64,6 +67,18 @@ server.service.addRoute('POST', '/test/person', (req, res) => {
 server.service.addRoute('POST', '/test/revoke', (_req, res) => {
   byRefresh.clear();
   res.writeHead(204).end();
+});
+// Revocation (RFC 7009). The package's own POST /revoke answers 200 and forgets nothing, so
+// the metadata names this endpoint instead: a revoked refresh token stops working.
+server.service.on('beforeWellKnownOpenIdConfiguration', (response) => {
+  response.body.revocation_endpoint = `${server.issuer.url}/test/revocation`;
+});
+server.service.addRoute('POST', '/test/revocation', (req, res) => {
+  const form = req.body ?? {};
+  stats.revocations += 1;
+  stats.revokedBy.push(form.client_id ?? null);
+  if (byRefresh.delete(form.token)) stats.revokedRefreshTokens += 1;
+  res.writeHead(200).end();
 });
 server.service.addRoute('GET', '/test/stats', (_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));

@@ -2,8 +2,8 @@
 //! registry (oauth2-mock-server, started by tests/interop/oauth_server.mjs on 127.0.0.1) and
 //! the shop started as `serve shop --http … --oauth-issuer URL`: the desk's `login` through
 //! the loopback redirect, calls carrying the person's token, a refresh on expiry, a refused
-//! refresh, a token for another audience, `logout`, and the two-person rule with OAuth
-//! identities.
+//! refresh, a token for another audience, `logout` and its revocation, the authorization server
+//! over HTTPS behind the shop's `ca_file`, and the two-person rule with OAuth identities.
 //!
 //! Without the server installed (`scripts/interop-setup.sh` puts it under
 //! target/interop/oauth) each test says so in one line and passes, unless
@@ -34,7 +34,7 @@ fn prefix_dir() -> PathBuf {
 
 /// The authorization server, stopped when dropped.
 struct AuthServer {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     issuer: String,
     http: reqwest::Client,
     /// The CA its certificate is signed by, when it serves HTTPS.
@@ -84,11 +84,19 @@ impl AuthServer {
         support_desk::tls::install_default_provider();
         let ca_file = https.map(|h| h.ca_file);
         Some(Self {
-            _child: child,
+            child,
             issuer: started["issuer"].as_str().expect("issuer").to_owned(),
             http: support_desk::tls::http_client(ca_file.as_deref()).expect("a client"),
             ca_file,
         })
+    }
+
+    /// Stops the server, and waits until it is gone.
+    async fn stop(mut self) {
+        self.child
+            .kill()
+            .await
+            .expect("the authorization server stops");
     }
 
     /// Who signs in next, with which scopes and claims.
@@ -648,4 +656,105 @@ async fn the_servers_ca_file_is_trusted_for_its_authorization_server_too() {
         ),
         "{said}"
     );
+}
+
+/// `logout` revokes the grant at the authorization server, not only the file that held it: a
+/// copy of the grant taken off the machine before cannot be refreshed afterwards. (Its access
+/// token is a JWT the shop checks by signature, good until it expires, as with any server
+/// that issues them; the copy is aged, so the desk refreshes before it calls.)
+#[tokio::test]
+async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
+    let Some(auth) = AuthServer::start().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let shop = Shop::start(&auth, dir.path()).await;
+    let config = shop.desk_config(dir.path());
+    let ana = dir.path().join("ana");
+    login(&auth, &config, &ana, ("staff-0007", "shop", json!({}))).await;
+    let file = grant_file(&ana);
+    let mut copy = read_grant(&ana);
+
+    let logout = tokio::process::Command::new(BIN)
+        .args(["logout", "shop", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&ana)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("logout runs");
+    let said = String::from_utf8_lossy(&logout.stdout);
+    assert!(logout.status.success(), "{said}");
+    assert!(
+        said.contains("Signed out of 'shop': the authorization server revoked the grant, and "),
+        "{said}"
+    );
+    assert!(!file.exists(), "the grant is removed");
+    let stats = auth.stats().await;
+    assert_eq!(
+        stats["revocations"], 2,
+        "the refresh token and the access token: {stats}"
+    );
+    assert_eq!(stats["revokedRefreshTokens"], 1, "{stats}");
+    assert_eq!(stats["revokedBy"], json!([CLIENT_ID, CLIENT_ID]), "{stats}");
+
+    // The copy, on another machine: its refresh is refused, and the desk says to sign in.
+    let elsewhere = dir.path().join("elsewhere");
+    let grants = elsewhere.join("grants");
+    std::fs::create_dir_all(&grants).expect("a grants directory");
+    std::fs::set_permissions(&grants, std::fs::Permissions::from_mode(0o700)).expect("0700");
+    copy["token_received_at"] = json!(1);
+    let copied = grants.join(file.file_name().expect("a file name"));
+    std::fs::write(&copied, copy.to_string()).expect("the copy");
+    std::fs::set_permissions(&copied, std::fs::Permissions::from_mode(0o600)).expect("0600");
+    let refused_before = stats["refusedRefreshes"].as_u64().expect("a count");
+    let said = match desk_client(&shop, &elsewhere).await {
+        Err(refused) => refused,
+        Ok(conn) => support_desk::host::calls::call(&conn, plan("get_order_status"))
+            .await
+            .text
+            .to_string(),
+    };
+    assert!(said.contains("run `support-desk login shop`"), "{said}");
+    assert_eq!(
+        auth.stats().await["refusedRefreshes"].as_u64(),
+        Some(refused_before + 1)
+    );
+}
+
+/// An authorization server that cannot be reached at `logout`: the grant is removed from this
+/// machine all the same, and `logout` says the revocation failed and what to do.
+#[tokio::test]
+async fn logout_without_the_authorization_server_still_removes_the_grant_and_says_so() {
+    let Some(auth) = AuthServer::start().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let shop = Shop::start(&auth, dir.path()).await;
+    let config = shop.desk_config(dir.path());
+    let ana = dir.path().join("ana");
+    login(&auth, &config, &ana, ("staff-0007", "shop", json!({}))).await;
+    let file = grant_file(&ana);
+    auth.stop().await;
+
+    let logout = tokio::process::Command::new(BIN)
+        .args(["logout", "shop", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&ana)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("logout runs");
+    let said = String::from_utf8_lossy(&logout.stdout);
+    assert!(logout.status.success(), "{said}");
+    assert!(
+        said.contains("Signed out of 'shop' on this machine: ")
+            && said
+                .contains(" is removed. Revoking the grant at the authorization server failed (")
+            && said.ends_with("); revoke it there if this machine was lost.\n"),
+        "{said}"
+    );
+    assert!(!file.exists(), "the grant is removed");
 }
