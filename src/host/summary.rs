@@ -367,12 +367,7 @@ mod tests {
     }
 
     fn done(ticket: &str) -> Event {
-        Event::TicketDone {
-            ticket: ticket.to_owned(),
-            model_calls: 1,
-            stopped_at_turn_limit: false,
-            error: None,
-        }
+        Event::done_for_test(ticket)
     }
 
     fn asked(ticket: &str, approval: i64) -> Event {

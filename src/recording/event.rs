@@ -171,6 +171,17 @@ pub enum Event {
 }
 
 impl Event {
+    /// A ticket's run that ended after one model call, without an error: for tests.
+    #[cfg(test)]
+    pub(crate) fn done_for_test(ticket: &str) -> Self {
+        Event::TicketDone {
+            ticket: ticket.to_owned(),
+            model_calls: 1,
+            stopped_at_turn_limit: false,
+            error: None,
+        }
+    }
+
     /// The event's name as written in its `event` field.
     pub fn kind(&self) -> &'static str {
         match self {

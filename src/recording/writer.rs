@@ -96,12 +96,7 @@ mod tests {
     use crate::recording::Recording;
 
     fn done(ticket: &str) -> Event {
-        Event::TicketDone {
-            ticket: ticket.to_owned(),
-            model_calls: 1,
-            stopped_at_turn_limit: false,
-            error: None,
-        }
+        Event::done_for_test(ticket)
     }
 
     fn line(event: &Event) -> String {

@@ -295,6 +295,28 @@ fn read_grant(data_dir: &Path) -> Value {
     serde_json::from_str(&text).expect("JSON")
 }
 
+/// Makes the grant in `data_dir` look long expired: the next call refreshes it first.
+fn age_grant(data_dir: &Path) {
+    let mut grant = read_grant(data_dir);
+    grant["token_received_at"] = json!(1);
+    std::fs::write(grant_file(data_dir), grant.to_string()).expect("the grant aged");
+}
+
+/// A call with the person's grant, and one after it expired, which refreshes it first: the
+/// authorization server counts one refresh more.
+async fn calls_and_refreshes(auth: &AuthServer, conn: &ServerConn, data_dir: &Path) {
+    assert!(order_status(conn).await.expect("a call").contains("O-"));
+    let before = auth.stats().await["refreshes"].as_u64();
+    age_grant(data_dir);
+    let after_expiry = order_status(conn).await.expect("a call after expiry");
+    assert!(after_expiry.contains("O-"), "{after_expiry}");
+    assert_eq!(
+        auth.stats().await["refreshes"].as_u64(),
+        before.map(|n| n + 1),
+        "one refresh"
+    );
+}
+
 async fn order_status(conn: &ServerConn) -> Result<String, String> {
     let live = conn.live().await.map_err(|e| e.to_string())?;
     let (order, _) = delivered_line(false);
@@ -349,23 +371,9 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
     let conn = desk_client(&shop, &ana)
         .await
         .expect("connected with the grant");
-    assert!(order_status(&conn).await.expect("a call").contains("O-"));
-
     // On expiry the next call refreshes first, and the grant keeps its owner-only mode.
-    let before = auth.stats().await["refreshes"].as_u64();
-    let mut grant = read_grant(&ana);
-    grant["token_received_at"] = json!(1);
-    std::fs::write(grant_file(&ana), grant.to_string()).expect("the grant aged");
-    assert!(
-        order_status(&conn)
-            .await
-            .expect("a call after expiry")
-            .contains("O-")
-    );
-    assert_eq!(
-        auth.stats().await["refreshes"].as_u64(),
-        before.map(|n| n + 1)
-    );
+    let grant = read_grant(&ana);
+    calls_and_refreshes(&auth, &conn, &ana).await;
     let refreshed = read_grant(&ana);
     let refresh_token = |grant: &Value| {
         grant["token_response"]["refresh_token"]
@@ -423,9 +431,7 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
 
     // A refresh the authorization server refuses: the call says to sign in again.
     auth.revoke_refresh_tokens().await;
-    let mut grant = read_grant(&ana);
-    grant["token_received_at"] = json!(1);
-    std::fs::write(grant_file(&ana), grant.to_string()).expect("the grant aged");
+    age_grant(&ana);
     let run = support_desk::host::calls::call(&conn, plan("get_order_status")).await;
     assert!(
         run.text
@@ -616,22 +622,7 @@ async fn the_servers_ca_file_is_trusted_for_its_authorization_server_too() {
     let conn = desk_client(&shop, &ana)
         .await
         .expect("connected with the grant");
-    assert!(order_status(&conn).await.expect("a call").contains("O-"));
-    let before = auth.stats().await["refreshes"].as_u64();
-    let mut grant = read_grant(&ana);
-    grant["token_received_at"] = json!(1);
-    std::fs::write(grant_file(&ana), grant.to_string()).expect("the grant aged");
-    assert!(
-        order_status(&conn)
-            .await
-            .expect("a call after expiry")
-            .contains("O-")
-    );
-    assert_eq!(
-        auth.stats().await["refreshes"].as_u64(),
-        before.map(|n| n + 1),
-        "refreshed through the CA"
-    );
+    calls_and_refreshes(&auth, &conn, &ana).await;
 
     // The same shop without its ca_file: the sign-in cannot trust the authorization server.
     shop.ca_file = None;
