@@ -262,6 +262,49 @@ async fn login(
     printed
 }
 
+/// staff-0007 signed in to the shop through `login`, with their grant in `ana`.
+struct SignedIn {
+    auth: AuthServer,
+    dir: tempfile::TempDir,
+    shop: Shop,
+    config: PathBuf,
+    ana: PathBuf,
+}
+
+impl SignedIn {
+    async fn staff_0007() -> Option<Self> {
+        let auth = AuthServer::start().await?;
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let shop = Shop::start(&auth, dir.path()).await;
+        let config = shop.desk_config(dir.path());
+        let ana = dir.path().join("ana");
+        login(&auth, &config, &ana, ("staff-0007", "shop", json!({}))).await;
+        Some(Self {
+            auth,
+            dir,
+            shop,
+            config,
+            ana,
+        })
+    }
+}
+
+/// `support-desk logout shop`, which succeeds: what it printed.
+async fn logout(config: &Path, data_dir: &Path) -> String {
+    let output = tokio::process::Command::new(BIN)
+        .args(["logout", "shop", "--config"])
+        .arg(config)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("logout runs");
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{said}");
+    said
+}
+
 /// The desk's own client for the shop, with the person's grant in `data_dir`.
 async fn desk_client(shop: &Shop, data_dir: &Path) -> Result<ServerConn, String> {
     let (questions, _asked) = tokio::sync::mpsc::channel(4);
@@ -442,14 +485,7 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
     drop(conn);
 
     // Logout removes the grant, and a run without it fails at once with the command.
-    let logout = std::process::Command::new(BIN)
-        .args(["logout", "shop", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&ana)
-        .output()
-        .expect("logout");
-    assert!(String::from_utf8_lossy(&logout.stdout).contains("Signed out of 'shop'"));
+    assert!(logout(&config, &ana).await.contains("Signed out of 'shop'"));
     assert_eq!(
         std::fs::read_dir(ana.join("grants"))
             .map(|d| d
@@ -655,28 +691,20 @@ async fn the_servers_ca_file_is_trusted_for_its_authorization_server_too() {
 /// that issues them; the copy is aged, so the desk refreshes before it calls.)
 #[tokio::test]
 async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
-    let Some(auth) = AuthServer::start().await else {
+    let Some(SignedIn {
+        auth,
+        dir,
+        shop,
+        config,
+        ana,
+    }) = SignedIn::staff_0007().await
+    else {
         return;
     };
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let shop = Shop::start(&auth, dir.path()).await;
-    let config = shop.desk_config(dir.path());
-    let ana = dir.path().join("ana");
-    login(&auth, &config, &ana, ("staff-0007", "shop", json!({}))).await;
     let file = grant_file(&ana);
     let mut copy = read_grant(&ana);
 
-    let logout = tokio::process::Command::new(BIN)
-        .args(["logout", "shop", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&ana)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .expect("logout runs");
-    let said = String::from_utf8_lossy(&logout.stdout);
-    assert!(logout.status.success(), "{said}");
+    let said = logout(&config, &ana).await;
     assert!(
         said.contains("Signed out of 'shop': the authorization server revoked the grant, and "),
         "{said}"
@@ -718,28 +746,22 @@ async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
 /// machine all the same, and `logout` says the revocation failed and what to do.
 #[tokio::test]
 async fn logout_without_the_authorization_server_still_removes_the_grant_and_says_so() {
-    let Some(auth) = AuthServer::start().await else {
+    // The shop and the directory live to the test's end: dropping them would stop the one and
+    // delete the other.
+    let Some(SignedIn {
+        auth,
+        dir: _dir,
+        shop: _shop,
+        config,
+        ana,
+    }) = SignedIn::staff_0007().await
+    else {
         return;
     };
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let shop = Shop::start(&auth, dir.path()).await;
-    let config = shop.desk_config(dir.path());
-    let ana = dir.path().join("ana");
-    login(&auth, &config, &ana, ("staff-0007", "shop", json!({}))).await;
     let file = grant_file(&ana);
     auth.stop().await;
 
-    let logout = tokio::process::Command::new(BIN)
-        .args(["logout", "shop", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&ana)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .expect("logout runs");
-    let said = String::from_utf8_lossy(&logout.stdout);
-    assert!(logout.status.success(), "{said}");
+    let said = logout(&config, &ana).await;
     assert!(
         said.contains("Signed out of 'shop' on this machine: ")
             && said
