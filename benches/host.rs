@@ -51,6 +51,8 @@ use mock_model::{
     Brain, MockModel, ModelSeen, call, first_user_message, queue_worker, tool_has_answered, words,
 };
 
+support_desk::global_allocator!();
+
 const BUILT_BIN: &str = env!("CARGO_BIN_EXE_support-desk");
 const RECORDING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recordings/ticket-runs");
 /// How long the mock model takes to answer each request in the concurrency group.

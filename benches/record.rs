@@ -25,6 +25,8 @@ use serde_json::{Map, Value};
 use support_desk::record::store::DeskRecord;
 use support_desk::recording::Event;
 
+support_desk::global_allocator!();
+
 const TIMED_TICKETS: usize = 5_000;
 const CALLS_PER_TICKET: u32 = 3;
 const P99_GOAL: Duration = Duration::from_micros(50);

@@ -19,6 +19,8 @@ use support_desk::recording::Event;
 )]
 mod pg_cluster;
 
+support_desk::global_allocator!();
+
 const APPENDS: usize = 2_000;
 const SENDS: usize = 250;
 

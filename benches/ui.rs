@@ -15,6 +15,8 @@ use support_desk::tickets::Ticket;
 use support_desk::ui::app::App;
 use support_desk::ui::render::render;
 
+support_desk::global_allocator!();
+
 pub const QUEUE: usize = 10_000;
 pub const TRANSCRIPT: usize = 1_000;
 

@@ -26,11 +26,22 @@ pub mod tickets;
 pub mod tls;
 pub mod ui;
 
-/// The allocator of the desk, the shop's and the partner's servers, the tests and the benches.
+/// The allocator the project's programs run on, for [`global_allocator!`].
+#[doc(hidden)]
+pub use mimalloc::MiMalloc;
+
+/// Makes mimalloc the global allocator of the program it is written in: the desk's binaries
+/// and the benchmarks each say `support_desk::global_allocator!();`. The library chooses no
+/// allocator for whoever links it (the tests run on the system's).
 ///
 /// A tool call allocates and frees a few dozen small blocks on each side of the pipe (parsed
 /// messages, a task per request, the answer's text), and Tokio asks for its tasks aligned.
 /// glibc's allocator spent about an eighth of the shop server's instructions per call there
 /// and nearly a fifth of the desk's client's; mimalloc does the same work in fewer.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[macro_export]
+macro_rules! global_allocator {
+    () => {
+        #[global_allocator]
+        static ALLOCATOR: $crate::MiMalloc = $crate::MiMalloc;
+    };
+}

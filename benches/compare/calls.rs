@@ -46,6 +46,8 @@ use support_desk::host::calls::{self, CallPlan};
 use support_desk::host::servers::ServerConn;
 use tokio::sync::mpsc;
 
+support_desk::global_allocator!();
+
 const WARMUP: usize = 10;
 const TOOL: &str = "get_order_status";
 

@@ -1,3 +1,5 @@
+support_desk::global_allocator!();
+
 fn main() -> std::process::ExitCode {
     support_desk::conformance::main()
 }
