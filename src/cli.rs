@@ -168,8 +168,11 @@ pub struct ApproveArgs {
     /// Accept, with the form's fields from --field (its defaults fill the rest).
     #[arg(long)]
     pub accept: bool,
+    /// Decline the form: the server is told no (the shop keeps the refund held).
     #[arg(long)]
     pub decline: bool,
+    /// Close the form without an answer: never a yes (the shop keeps the refund held, and the
+    /// run that asked goes on from there).
     #[arg(long)]
     pub cancel: bool,
     /// A field of the form, as name=value (with --accept).
