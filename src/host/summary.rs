@@ -184,7 +184,8 @@ impl<'a> Tally<'a> {
 /// A queue's tally on a record other desks may append to while it runs: what counts is what
 /// this desk appended for the queue's tickets, and a lead's answer to an approval this desk
 /// asked for (the lead's desk appends it). Another desk's run of a ticket this queue passed
-/// over, and this desk's other work meanwhile, are not the queue's.
+/// over is not the queue's, nor, for a queue of named tickets, this desk's other work
+/// meanwhile.
 pub struct QueueTally<'a> {
     tally: Tally<'a>,
     person: &'a str,
