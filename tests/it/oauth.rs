@@ -691,20 +691,14 @@ async fn the_servers_ca_file_is_trusted_for_its_authorization_server_too() {
 /// that issues them; the copy is aged, so the desk refreshes before it calls.)
 #[tokio::test]
 async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
-    let Some(SignedIn {
-        auth,
-        dir,
-        shop,
-        config,
-        ana,
-    }) = SignedIn::staff_0007().await
-    else {
+    let Some(signed) = SignedIn::staff_0007().await else {
         return;
     };
-    let file = grant_file(&ana);
-    let mut copy = read_grant(&ana);
+    let (auth, config, ana) = (&signed.auth, &signed.config, &signed.ana);
+    let file = grant_file(ana);
+    let mut copy = read_grant(ana);
 
-    let said = logout(&config, &ana).await;
+    let said = logout(config, ana).await;
     assert!(
         said.contains("Signed out of 'shop': the authorization server revoked the grant, and "),
         "{said}"
@@ -719,7 +713,7 @@ async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
     assert_eq!(stats["revokedBy"], json!([CLIENT_ID, CLIENT_ID]), "{stats}");
 
     // The copy, on another machine: its refresh is refused, and the desk says to sign in.
-    let elsewhere = dir.path().join("elsewhere");
+    let elsewhere = signed.dir.path().join("elsewhere");
     let grants = elsewhere.join("grants");
     std::fs::create_dir_all(&grants).expect("a grants directory");
     std::fs::set_permissions(&grants, std::fs::Permissions::from_mode(0o700)).expect("0700");
@@ -728,7 +722,7 @@ async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
     std::fs::write(&copied, copy.to_string()).expect("the copy");
     std::fs::set_permissions(&copied, std::fs::Permissions::from_mode(0o600)).expect("0600");
     let refused_before = stats["refusedRefreshes"].as_u64().expect("a count");
-    let said = match desk_client(&shop, &elsewhere).await {
+    let said = match desk_client(&signed.shop, &elsewhere).await {
         Err(refused) => refused,
         Ok(conn) => support_desk::host::calls::call(&conn, plan("get_order_status"))
             .await
@@ -746,22 +740,14 @@ async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
 /// machine all the same, and `logout` says the revocation failed and what to do.
 #[tokio::test]
 async fn logout_without_the_authorization_server_still_removes_the_grant_and_says_so() {
-    // The shop and the directory live to the test's end: dropping them would stop the one and
-    // delete the other.
-    let Some(SignedIn {
-        auth,
-        dir: _dir,
-        shop: _shop,
-        config,
-        ana,
-    }) = SignedIn::staff_0007().await
-    else {
+    let Some(signed) = SignedIn::staff_0007().await else {
         return;
     };
-    let file = grant_file(&ana);
-    auth.stop().await;
+    let (config, ana) = (&signed.config, &signed.ana);
+    let file = grant_file(ana);
+    signed.auth.stop().await;
 
-    let said = logout(&config, &ana).await;
+    let said = logout(config, ana).await;
     assert!(
         said.contains("Signed out of 'shop' on this machine: ")
             && said
