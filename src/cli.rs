@@ -283,6 +283,10 @@ pub struct ShopArgs {
     /// Read the shop's world from this directory instead of the bundled one.
     #[arg(long, value_name = "DIR")]
     pub assets: Option<PathBuf>,
+    /// With --stdio: how many microseconds to poll stdin for the client's next request after
+    /// each answer, before the server's thread sleeps (0: never).
+    #[arg(long, value_name = "US", default_value_t = crate::busy_poll::DEFAULT_WINDOW_US)]
+    pub busy_poll_us: u64,
     #[command(flatten)]
     pub oauth: Box<crate::shop::oauth::OAuthArgs>,
 }
@@ -295,6 +299,10 @@ pub struct PartnerArgs {
     /// Read parcels from this JSON file instead of the bundled ones.
     #[arg(long, value_name = "FILE")]
     pub parcels: Option<PathBuf>,
+    /// How many microseconds to poll stdin for the client's next request after each answer,
+    /// before the server's thread sleeps (0: never).
+    #[arg(long, value_name = "US", default_value_t = crate::busy_poll::DEFAULT_WINDOW_US)]
+    pub busy_poll_us: u64,
 }
 
 /// Runs the command line and turns any error into a message and exit code 1.
@@ -364,10 +372,13 @@ pub fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime
     }
 }
 
-/// The runtime of the desk and of every command but `serve`: one thread.
+/// The runtime of the desk and of every command but `serve`: one thread, which looks at the
+/// pipe of a stdio server it awaits a tool call's answer from for a moment before it sleeps
+/// ([`crate::busy_poll`]).
 pub fn desk_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(crate::busy_poll::before_park)
         .build()
 }
 

@@ -157,6 +157,10 @@ pub struct ServerConfig {
     /// a form goes to the team's leads as an approval, never to the person whose run asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lead_forms: Vec<String>,
+    /// For a stdio server: how many microseconds the desk polls its stdout for a tool call's
+    /// answer before its thread sleeps (100 when unset; 0 never polls). See `busy_poll`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
     /// Set false to keep a server from an earlier file out.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
@@ -170,6 +174,12 @@ pub struct ServerConfig {
 pub const DATA_DIR_PLACEHOLDER: &str = "{data_dir}";
 
 impl ServerConfig {
+    /// How long the desk polls a stdio server's stdout for an answer before its thread sleeps.
+    pub fn busy_poll(&self) -> Duration {
+        self.busy_poll_us
+            .map_or(crate::busy_poll::DEFAULT_WINDOW, Duration::from_micros)
+    }
+
     /// The same server with `{data_dir}` in its arguments made the data directory. Without
     /// one, an argument naming a file there becomes `:memory:`: the server keeps nothing.
     pub fn in_data_dir(&self, data_dir: Option<&std::path::Path>) -> ServerConfig {
@@ -582,6 +592,24 @@ mod tests {
                 .allow
                 .contains(&"shop.issue_refund".to_owned())
         );
+    }
+
+    #[test]
+    fn a_stdio_servers_pipe_is_polled_for_100_us_unless_a_file_says_otherwise() {
+        let bundled = DeskConfig::bundled();
+        assert_eq!(
+            bundled.servers["shop"].busy_poll(),
+            Duration::from_micros(100)
+        );
+        let user = "[servers.shop]\nbusy_poll_us = 0\n";
+        let config = DeskConfig::from_layers(&[
+            ("config/desk.toml", DEFAULT_TOML),
+            ("/home/ana/.config/support-desk/desk.toml", user),
+        ])
+        .expect("a window is a number of microseconds");
+        let shop = &config.servers["shop"];
+        assert_eq!(shop.busy_poll(), Duration::ZERO, "0 turns polling off");
+        assert_eq!(shop.command.as_deref(), Some("@self"), "the rest stays");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! way it would reach anyone else's.
 
 pub mod auth;
+pub mod busy_poll;
 pub mod cli;
 pub mod clock;
 pub mod config;

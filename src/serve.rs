@@ -4,12 +4,17 @@
 //! A stdio server runs on one thread of its own, on a current-thread runtime, and reads and
 //! writes its pipes through the I/O driver (`rmcp::transport::stdio_pipes`), so a message is
 //! read, handled and answered without crossing a thread or Tokio's blocking pool. Both read a
-//! `tools/call` request straight into rmcp's types (`transport::CallsFirst`). This module
-//! never decides what a server does; it only carries its messages.
+//! `tools/call` request straight into rmcp's types (`transport::CallsFirst`). After each
+//! message it writes, a stdio server polls its stdin for the client's next request for a
+//! moment before its thread sleeps ([`crate::busy_poll`]). This module never decides what a
+//! server does; it only carries its messages.
+
+use std::time::Duration;
 
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::DuplexStream;
 
+use crate::busy_poll::{self, Watch, Watching};
 use transport::CallsFirst;
 
 mod transport;
@@ -40,18 +45,20 @@ impl From<rmcp::service::ServerInitializeError> for ServeError {
 /// stdout then belongs to JSON-RPC: log to stderr only.
 ///
 /// The server gets a thread and a current-thread runtime of its own, whatever runtime calls
-/// this: on a multi-thread runtime every message would wake another worker.
-pub async fn stdio<S: ServerHandler>(server: S) -> Result<(), ServeError> {
+/// this: on a multi-thread runtime every message would wake another worker. After each
+/// message it writes, it polls stdin for `busy_poll` before that thread sleeps (zero: never).
+pub async fn stdio<S: ServerHandler>(server: S, busy_poll: Duration) -> Result<(), ServeError> {
     let (done, finished) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("mcp-stdio".into())
         .spawn(move || {
             let outcome = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
+                .on_thread_park(busy_poll::before_park)
                 .build()
                 .map_err(ServeError::from)
                 .and_then(|runtime| {
-                    let outcome = runtime.block_on(stdio_here(server));
+                    let outcome = runtime.block_on(stdio_here(server, busy_poll));
                     // Nothing is left to wait for once the client has gone.
                     runtime.shutdown_background();
                     outcome
@@ -62,15 +69,41 @@ pub async fn stdio<S: ServerHandler>(server: S) -> Result<(), ServeError> {
 }
 
 /// Serves `server` on stdio on the runtime that polls this future.
-async fn stdio_here<S: ServerHandler>(server: S) -> Result<(), ServeError> {
+async fn stdio_here<S: ServerHandler>(server: S, busy_poll: Duration) -> Result<(), ServeError> {
     // Pipes (as an MCP client starts us) go through the I/O driver; anything else, such as
     // a terminal, falls back to rmcp's blocking stdio handles.
     let (read, write) = rmcp::transport::stdio_pipes();
-    let running = server.serve(CallsFirst::new(read, write)).await?;
+    let running = match stdin_watch(busy_poll) {
+        Some(watch) => {
+            let (read, write) = (
+                Watching::new(read, watch.clone()),
+                Watching::new(write, watch),
+            );
+            server.serve(CallsFirst::new(read, write)).await?
+        }
+        None => server.serve(CallsFirst::new(read, write)).await?,
+    };
     if let Err(e) = running.waiting().await {
         tracing::warn!(error = %e, "server task ended with an error");
     }
     Ok(())
+}
+
+/// A watch of stdin, when it is a pipe (a terminal's reads go through rmcp's blocking
+/// handles, which would take the bytes before a poll saw them) and `busy_poll` is not zero.
+fn stdin_watch(busy_poll: Duration) -> Option<Watch> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let stdin = std::fs::File::from(stdin);
+    if !stdin.metadata().ok()?.file_type().is_fifo() {
+        return None;
+    }
+    Watch::pipe(&stdin, busy_poll).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot watch stdin; requests are waited for without polling");
+        None
+    })
 }
 
 /// Serves `server` on a task of its own and returns the client's end of the pipe.

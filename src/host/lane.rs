@@ -15,6 +15,10 @@
 //! (rmcp counts from 0 in a `u32`), so the two never meet, and small enough for a server that
 //! reads numbers as doubles. A call given up before its answer (a timeout) sends
 //! `notifications/cancelled`, as rmcp does.
+//!
+//! While a call waits, the lane's [`Watch`] on the server's stdout is armed, so the desk's
+//! thread polls that pipe for a moment before it sleeps ([`crate::busy_poll`]); it ends when
+//! no call waits any more.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -29,6 +33,8 @@ use serde::Serialize;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, oneshot};
+
+use crate::busy_poll::Watch;
 
 /// The first ID a lane gives: above every `u32`, which is all rmcp counts to.
 const FIRST_ID: i64 = 1 << 32;
@@ -47,6 +53,9 @@ pub struct CallLane {
 
 struct Shared {
     stdin: Stdin,
+    /// The server's stdout, polled while a call waits (none when the server's config turns
+    /// polling off).
+    watch: Option<Watch>,
     waiting: SyncMutex<Waiting>,
     next_id: AtomicI64,
     /// The client's context for every request (none on a revision with `initialize`).
@@ -90,10 +99,11 @@ struct Waiting {
 }
 
 impl CallLane {
-    pub(super) fn new(stdin: Stdin) -> Self {
+    pub(super) fn new(stdin: Stdin, watch: Option<Watch>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 stdin,
+                watch,
                 waiting: SyncMutex::default(),
                 next_id: AtomicI64::new(FIRST_ID),
                 context: OnceLock::new(),
@@ -153,7 +163,7 @@ impl CallLane {
 
     /// The caller waiting for `id`'s answer, which it no longer is.
     pub(super) fn claim(&self, id: &RequestId) -> Option<oneshot::Sender<Answer>> {
-        self.shared.lock().calls.remove(id)
+        self.shared.take(id)
     }
 
     /// Whether any call waits for its answer.
@@ -167,12 +177,33 @@ impl CallLane {
         let mut waiting = self.shared.lock();
         waiting.closed = true;
         waiting.calls.clear();
+        if let Some(watch) = &self.shared.watch {
+            watch.arrived();
+        }
+    }
+
+    /// Whether the desk's thread would poll the server's stdout before sleeping now.
+    #[cfg(test)]
+    pub(super) fn is_polled(&self) -> bool {
+        self.shared.watch.as_ref().is_some_and(Watch::is_polled)
     }
 }
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes `id` off the waiting list; the pipe is no longer polled once no call waits.
+    fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Answer>> {
+        let mut waiting = self.lock();
+        let caller = waiting.calls.remove(id);
+        if waiting.calls.is_empty()
+            && let Some(watch) = &self.watch
+        {
+            watch.arrived();
+        }
+        caller
     }
 }
 
@@ -194,6 +225,9 @@ impl<'a> InFlight<'a> {
             return Err(ServiceError::TransportClosed);
         }
         waiting.calls.insert(id.clone(), answered);
+        if let Some(watch) = &shared.watch {
+            watch.expect();
+        }
         Ok(Self {
             shared,
             id: Some(id),
@@ -248,7 +282,7 @@ impl Drop for InFlight<'_> {
         let Some(id) = self.id.take() else {
             return;
         };
-        if self.shared.lock().calls.remove(&id).is_none() {
+        if self.shared.take(&id).is_none() {
             // Answered (or the connection ended) as the caller gave up: nothing to cancel.
             return;
         }

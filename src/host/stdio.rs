@@ -34,6 +34,7 @@ use tokio::sync::Mutex;
 
 use super::lane::{CallLane, Stdin};
 use super::oversize::{Guarded, MAX_MESSAGE_BYTES};
+use crate::busy_poll::Watch;
 use crate::lines::Lines;
 
 mod answer;
@@ -124,9 +125,15 @@ struct CallAnswer {
 
 impl ChildStdio {
     /// The transport over `child`'s piped stdin and stdout; `None` when either is not piped.
-    pub fn new(mut child: Child) -> Option<Self> {
+    /// While a tool call waits, its stdout is polled for `busy_poll` before the desk's thread
+    /// sleeps ([`crate::busy_poll`]; zero: never).
+    pub fn new(mut child: Child, busy_poll: Duration) -> Option<Self> {
         let stdin = child.stdin.take()?;
         let stdout = child.stdout.take()?;
+        let watch = Watch::pipe(&stdout, busy_poll).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot watch a stdio server's stdout; its calls wait without polling");
+            None
+        });
         let write = Arc::new(Mutex::new(Some(stdin)));
         Some(Self {
             child: Box::new(child),
@@ -135,7 +142,7 @@ impl ChildStdio {
                 DEFAULT_MAX_LINE_LENGTH,
                 "a server",
             )),
-            lane: CallLane::new(write.clone()),
+            lane: CallLane::new(write.clone(), watch),
             write,
             calls: HashSet::new(),
         })

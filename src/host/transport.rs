@@ -47,7 +47,7 @@ impl ServerConn {
                     .stderr(Stdio::piped());
                 let mut child = cmd.spawn().map_err(|e| failed(e.to_string()))?;
                 let stderr = child.stderr.take();
-                let transport = ChildStdio::new(child)
+                let transport = ChildStdio::new(child, self.config.busy_poll())
                     .ok_or_else(|| failed("its stdin or stdout is not a pipe".to_owned()))?;
                 if let Some(stderr) = stderr {
                     let prefix = self.prefix.clone();

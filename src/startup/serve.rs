@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
@@ -31,7 +32,8 @@ pub async fn serve(command: ServeCommand) -> anyhow::Result<()> {
                 None => Parcels::bundled(),
             };
             tracing::info!(parcels = parcels.len(), "partner-tracking serving on stdio");
-            crate::serve::stdio(PartnerServer::new(Arc::new(parcels))).await?;
+            let busy_poll = Duration::from_micros(args.busy_poll_us);
+            crate::serve::stdio(PartnerServer::new(Arc::new(parcels)), busy_poll).await?;
             Ok(())
         }
     }
@@ -121,7 +123,7 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
         crate::shop::http::serve(listener, server, access, shutdown).await?;
     } else {
         tracing::info!(db = %at, "shop-support serving on stdio");
-        crate::serve::stdio(server).await?;
+        crate::serve::stdio(server, Duration::from_micros(args.busy_poll_us)).await?;
     }
     Ok(())
 }

@@ -35,9 +35,22 @@ fn started(
     CallLane,
     mpsc::UnboundedReceiver<Value>,
 ) {
+    started_polling(crate::busy_poll::DEFAULT_WINDOW, script)
+}
+
+/// [`started`], the server's stdout polled for `window` while a call waits.
+fn started_polling(
+    window: Duration,
+    script: impl FnOnce(&Path) -> String,
+) -> (
+    tempfile::TempDir,
+    PathBuf,
+    CallLane,
+    mpsc::UnboundedReceiver<Value>,
+) {
     let dir = tempfile::tempdir().expect("temp dir");
     let seen = dir.path().join("seen");
-    let transport = sh(&script(&seen));
+    let transport = sh(&script(&seen), window);
     let lane = transport.lane();
     (dir, seen, lane, drive(transport))
 }
@@ -48,7 +61,7 @@ fn teed(seen: &Path, then: &str) -> String {
     format!("tee {} | {{ {then}; }}", seen.display())
 }
 
-fn sh(script: &str) -> ChildStdio {
+fn sh(script: &str, busy_poll: Duration) -> ChildStdio {
     let child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(script)
@@ -57,7 +70,7 @@ fn sh(script: &str) -> ChildStdio {
         .kill_on_drop(true)
         .spawn()
         .expect("sh");
-    ChildStdio::new(child).expect("piped")
+    ChildStdio::new(child, busy_poll).expect("piped")
 }
 
 /// Reads the transport as rmcp's service loop would, passing on what rmcp would get.
@@ -230,6 +243,49 @@ async fn a_call_given_up_tells_the_server_and_its_late_answer_goes_nowhere() {
     // The late answer is no call's; it goes to rmcp, which drops an answer it did not ask for.
     let late = ended(for_rmcp.recv()).await.expect("the late answer");
     assert_eq!(late["id"], json!(FIRST_ID));
+}
+
+/// A window no test outlasts: whether the pipe is polled then says whether a call waits.
+const WATCHED: Duration = Duration::from_secs(3600);
+
+#[tokio::test]
+async fn the_servers_stdout_is_polled_while_a_call_waits_and_not_once_it_is_answered() {
+    // Answers once the test has created `go` beside `seen`.
+    let (dir, seen, lane, _for_rmcp) = started_polling(WATCHED, |seen| {
+        let go = seen.with_file_name("go");
+        teed(
+            seen,
+            &format!(
+                "read line; until [ -e {} ]; do sleep 0.01; done; echo '{ANSWER}'; cat > /dev/null",
+                go.display()
+            ),
+        )
+    });
+    modern(&lane);
+    assert!(!lane.is_polled(), "no call yet");
+
+    let calling = lane.clone();
+    let call = tokio::spawn(async move { calling.call_tool(&mut params()).await });
+    lines(&seen, 1).await;
+    assert!(lane.is_polled(), "a call waits for its answer");
+
+    std::fs::write(dir.path().join("go"), "").expect("go");
+    let answer = ended(call).await.expect("the call's task");
+    assert!(matches!(answer, Ok(CallToolResponse::Complete(_))), "{answer:?}");
+    assert!(!lane.is_polled(), "answered: nothing waits");
+}
+
+#[tokio::test]
+async fn a_call_given_up_leaves_the_servers_stdout_unpolled() {
+    let (_dir, seen, lane, _for_rmcp) =
+        started_polling(WATCHED, |seen| teed(seen, "cat > /dev/null"));
+    modern(&lane);
+
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(50), lane.call_tool(&mut params())).await;
+    assert!(gave_up.is_err(), "the server never answers");
+    lines(&seen, 2).await;
+    assert!(!lane.is_polled(), "the call was given up: nothing waits");
 }
 
 #[tokio::test]
