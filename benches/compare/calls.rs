@@ -21,7 +21,10 @@
 //! send the desk's request lines (its client info, capabilities and request ID) instead of
 //! Python's. `COMPARE_RUNTIME`: `desk` (default;
 //! the desk's own, `support_desk::cli::desk_runtime()`, one thread) or `multi_thread`
-//! (`Runtime::new()`, a thread per core), for the desk and rmcp clients.
+//! (`Runtime::new()`, a thread per core, without the desk's poll before sleeping), for the
+//! desk and rmcp clients. `COMPARE_BUSY_POLL_US`: the server's `--busy-poll-us` for every
+//! client (Python's too, in `python_calls.py`) and the desk's `busy_poll_us` for its
+//! connection (default: the server's and the desk's own default, 100; `0` turns both off).
 //!
 //! Prints one JSON line: median and p99 in microseconds, nearest-rank, and the CPU time per
 //! call of this process (all threads) and of the server process, from
@@ -58,6 +61,10 @@ fn main() -> anyhow::Result<()> {
     };
     if calls == 0 {
         bail!("COMPARE_CALLS must be at least 1");
+    }
+    if let Ok(us) = std::env::var("COMPARE_BUSY_POLL_US") {
+        us.parse::<u64>()
+            .context("COMPARE_BUSY_POLL_US must be a whole number of microseconds")?;
     }
     let server = std::env::var("COMPARE_SERVER")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_support-desk").to_owned());
@@ -170,11 +177,21 @@ impl Timed {
 }
 
 fn serve_shop_args(db: &Path) -> Vec<String> {
+    let busy_poll = busy_poll_us()
+        .into_iter()
+        .flat_map(|us| ["--busy-poll-us".to_owned(), us.to_string()]);
     ["serve", "shop", "--stdio", "--db"]
         .map(String::from)
         .into_iter()
         .chain([db.display().to_string()])
+        .chain(busy_poll)
         .collect()
+}
+
+/// `COMPARE_BUSY_POLL_US`, when set: how long both ends poll their pipe before sleeping
+/// (`main` has checked that it is a number).
+fn busy_poll_us() -> Option<u64> {
+    std::env::var("COMPARE_BUSY_POLL_US").ok()?.parse().ok()
 }
 
 /// The desk's plan for call `n`: what `host::calls::call` is given for each.
@@ -203,6 +220,7 @@ async fn desk_connect(
     let config = ServerConfig {
         command: Some(server.to_owned()),
         args: serve_shop_args(db),
+        busy_poll_us: busy_poll_us(),
         ..ServerConfig::default()
     };
     // connect() lists the tools, as the Python client does before its first call.

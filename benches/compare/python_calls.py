@@ -2,7 +2,8 @@
 
     python benches/compare/python_calls.py target/release/support-desk /tmp/fresh.sqlite3
 
-Starts `support-desk serve shop --stdio --db DB` (DB is created and seeded when new), lists the
+Starts `support-desk serve shop --stdio --db DB` (DB is created and seeded when new; with
+`--busy-poll-us N` when COMPARE_BUSY_POLL_US is set, as calls.rs starts it), lists the
 tools, makes WARMUP untimed `get_order_status` calls, then COMPARE_CALLS (default 500) timed
 ones, and prints one JSON line: median and p99 in microseconds, nearest-rank, the same
 definition calls.rs uses, and the CPU time per call of this process and of the server, from
@@ -57,7 +58,10 @@ def nearest_rank(sorted_values: list[int], fraction: float) -> int:
 
 
 async def main(binary: str, db: str, calls: int) -> None:
-    server = StdioServerParameters(command=binary, args=["serve", "shop", "--stdio", "--db", db])
+    args = ["serve", "shop", "--stdio", "--db", db]
+    if "COMPARE_BUSY_POLL_US" in os.environ:
+        args += ["--busy-poll-us", os.environ["COMPARE_BUSY_POLL_US"]]
+    server = StdioServerParameters(command=binary, args=args)
     async with Client(server) as client:
         await client.list_tools()
         for _ in range(WARMUP):

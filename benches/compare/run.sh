@@ -10,6 +10,8 @@
 #                                                   # rmcp: rmcp's bare call_tool_once through
 #                                                   # its service loop, on the desk's runtime)
 #   COMPARE_CALLS=2000 COMPARE_ROUNDS=5 benches/compare/run.sh
+#   COMPARE_BUSY_POLL_US=0 benches/compare/run.sh   # every server, and the desk's client, sleep
+#                                                   # as soon as they wait (src/busy_poll.rs)
 #   benches/compare/run.sh profile                  # where each process's CPU goes (perf)
 #   benches/compare/run.sh placed                   # the same clients with the CPUs fixed: each
 #                                                   # client and its server pinned to one CPU,

@@ -60,7 +60,11 @@ fn nothing_is_polled_unless_an_answer_is_expected() {
     watch.expect();
     watch.arrived();
     writer.write_all(b"{}\n").expect("written");
-    assert_eq!(watches.poll(), Polled::Idle, "the answer came: nothing to wait for");
+    assert_eq!(
+        watches.poll(),
+        Polled::Idle,
+        "the answer came: nothing to wait for"
+    );
 }
 
 #[test]
@@ -81,13 +85,19 @@ fn an_answer_later_than_the_window_stops_the_next_poll_and_one_in_time_starts_it
     std::thread::sleep(window * 2);
     watch.arrived();
     watch.expect();
-    assert!(!watch.is_polled(), "a peer slower than the window is not polled for");
+    assert!(
+        !watch.is_polled(),
+        "a peer slower than the window is not polled for"
+    );
     assert_eq!(watches.poll(), Polled::Idle);
 
     // That answer was waited for without polling; it came in time.
     watch.arrived();
     watch.expect();
-    assert!(watch.is_polled(), "a peer back within the window is polled for again");
+    assert!(
+        watch.is_polled(),
+        "a peer back within the window is polled for again"
+    );
 }
 
 #[test]
@@ -118,7 +128,10 @@ async fn a_servers_pipe_ends_arm_the_watch_when_they_answer_and_end_it_when_a_re
     let mut answers = Watching::new(server_write, watch.clone());
 
     answers.write_all(b"answer\n").await.expect("written");
-    assert!(watch.is_polled(), "an answer written: the next request is expected");
+    assert!(
+        watch.is_polled(),
+        "an answer written: the next request is expected"
+    );
     let mut answer = [0u8; 7];
     client_read.read_exact(&mut answer).await.expect("read");
 

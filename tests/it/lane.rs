@@ -98,3 +98,89 @@ async fn a_call_on_stdio_reads_to_the_shop_as_rmcps_own_call_and_is_answered_the
         "2026-07-28"
     );
 }
+
+/// The shop over stdio with `busy_poll_us` on both ends: the desk's `[servers.shop]` window
+/// and the server's `--busy-poll-us`.
+fn shop_polling(dir: &std::path::Path, window_us: u64) -> ServerConfig {
+    ServerConfig {
+        command: Some(BIN.into()),
+        args: [
+            "serve",
+            "shop",
+            "--stdio",
+            "--busy-poll-us",
+            &window_us.to_string(),
+            "--db",
+            &dir.join(format!("shop-{window_us}.sqlite3"))
+                .display()
+                .to_string(),
+            "--seed",
+            "4217",
+        ]
+        .map(String::from)
+        .to_vec(),
+        busy_poll_us: Some(window_us),
+        enabled: true,
+        ..ServerConfig::default()
+    }
+}
+
+/// What the shop answered to `orders`, asked one after another on the desk's own runtime,
+/// whose thread polls a server's stdout while a call waits.
+fn answers_on_the_desks_runtime(config: ServerConfig, orders: &[&str]) -> Vec<(Outcome, String)> {
+    let runtime = support_desk::cli::desk_runtime().expect("the desk's runtime");
+    let orders: Vec<String> = orders.iter().map(|&o| o.to_owned()).collect();
+    runtime.block_on(async move {
+        let (questions, _nobody) = mpsc::channel(1);
+        let conn = ServerConn::connect("shop", &config, questions, None)
+            .await
+            .expect("the shop connects");
+        let mut answers = Vec::new();
+        for (n, order) in orders.into_iter().enumerate() {
+            let mut arguments = Map::new();
+            arguments.insert("order_id".into(), json!(order));
+            let run = calls::call(
+                &conn,
+                CallPlan {
+                    ticket: "T-0009".into(),
+                    tool: "get_order_status".into(),
+                    arguments,
+                    request_id: format!("T-0009-{n}"),
+                    retry_if_lost: true,
+                    timeout: Duration::from_secs(30),
+                    max_rounds: 3,
+                    max_result_bytes: 65536,
+                    lead_forms: false,
+                },
+            )
+            .await;
+            answers.push((run.outcome, run.text));
+        }
+        conn.forget().await;
+        answers
+    })
+}
+
+#[test]
+fn calls_answer_the_same_whether_both_ends_poll_their_pipes_or_sleep() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Known orders and an unknown one, each several times: answers back to back, as a fast
+    // peer's are, and a tool error among them.
+    let orders = ["O-1744", "O-7144", "O-1744", "O-2318", "O-1744", "O-7144"].repeat(5);
+    let polling = answers_on_the_desks_runtime(shop_polling(dir.path(), 100), &orders);
+    let sleeping = answers_on_the_desks_runtime(shop_polling(dir.path(), 0), &orders);
+    assert_eq!(polling.len(), orders.len());
+    assert!(
+        polling
+            .iter()
+            .any(|(outcome, _)| *outcome == Outcome::ToolError),
+        "O-7144 is no order of the shop's: {polling:?}"
+    );
+    assert!(
+        polling
+            .iter()
+            .any(|(outcome, _)| *outcome == Outcome::Result),
+        "{polling:?}"
+    );
+    assert_eq!(polling, sleeping);
+}

@@ -271,7 +271,10 @@ async fn the_servers_stdout_is_polled_while_a_call_waits_and_not_once_it_is_answ
 
     std::fs::write(dir.path().join("go"), "").expect("go");
     let answer = ended(call).await.expect("the call's task");
-    assert!(matches!(answer, Ok(CallToolResponse::Complete(_))), "{answer:?}");
+    assert!(
+        matches!(answer, Ok(CallToolResponse::Complete(_))),
+        "{answer:?}"
+    );
     assert!(!lane.is_polled(), "answered: nothing waits");
 }
 

@@ -95,7 +95,8 @@ async fn an_answer_over_the_size_limit_becomes_a_too_large_error_for_its_request
         .kill_on_drop(true)
         .spawn()
         .expect("sh starts");
-    let mut transport = super::ChildStdio::new(child, crate::busy_poll::DEFAULT_WINDOW).expect("piped");
+    let mut transport =
+        super::ChildStdio::new(child, crate::busy_poll::DEFAULT_WINDOW).expect("piped");
     let Some(JsonRpcMessage::Error(error)) = transport.receive().await else {
         panic!("the answer is replaced by an error");
     };
