@@ -18,8 +18,10 @@
 //! window has closed; then it sleeps as before, and the runtime finds those bytes at once.
 //!
 //! What it costs is bounded: at most one window of one CPU per message, and none at all for
-//! a peer that never answers within the window: a watch whose last answer came later than
-//! its window does not poll for the next one, and polls again once an answer comes in time.
+//! a peer that never answers within the window: a watch stops polling once a polled answer
+//! came later than its window, and starts again once an answer waited for without polling
+//! came within twice the window (such a wait pays the wake-up that polling saves, tens of
+//! microseconds here, so an answer a little late then would most likely have been in time).
 //! An idle desk or server polls nothing. A window of zero turns the watch off.
 
 use std::os::fd::{AsFd, OwnedFd};
@@ -58,7 +60,9 @@ struct Watched {
     until: AtomicU64,
     /// When the answer was last expected (nanoseconds since [`epoch`]); 0 when none is.
     since: AtomicU64,
-    /// The last answer came later than the window: the next is not polled for.
+    /// The answer expected since `since` is polled for.
+    polled: AtomicBool,
+    /// The peer answers too late to poll for: the next answer is waited for asleep.
     slow: AtomicBool,
 }
 
@@ -83,6 +87,7 @@ impl Watch {
                 window,
                 until: AtomicU64::new(0),
                 since: AtomicU64::new(0),
+                polled: AtomicBool::new(false),
                 slow: AtomicBool::new(false),
             }),
         };
@@ -90,32 +95,39 @@ impl Watch {
         Ok(Some(watch))
     }
 
-    /// Bytes are expected on the pipe soon: poll it for the window, unless the last answer
-    /// took longer than that.
+    /// Bytes are expected on the pipe soon: poll it for the window, unless the peer has
+    /// been too slow for that.
     pub fn expect(&self) {
         let now = now();
         let watched = &self.watched;
+        let polled = !watched.slow.load(Ordering::Relaxed);
         watched.since.store(now, Ordering::Relaxed);
-        let until = if watched.slow.load(Ordering::Relaxed) {
-            0
-        } else {
+        watched.polled.store(polled, Ordering::Relaxed);
+        let until = if polled {
             now.saturating_add(nanos(watched.window))
+        } else {
+            0
         };
         watched.until.store(until, Ordering::Relaxed);
     }
 
-    /// What was expected has come (or will not): stop polling, and remember whether it came
-    /// within the window.
+    /// What was expected has come (or will not): stop polling, and judge from how long it
+    /// took whether the next answer is worth polling for.
     pub fn arrived(&self) {
         let watched = &self.watched;
         watched.until.store(0, Ordering::Relaxed);
         let since = watched.since.swap(0, Ordering::Relaxed);
-        if since != 0 {
-            let waited = now().saturating_sub(since);
-            watched
-                .slow
-                .store(waited > nanos(watched.window), Ordering::Relaxed);
+        if since == 0 {
+            return;
         }
+        let waited = now().saturating_sub(since);
+        let window = nanos(watched.window);
+        let in_time = if watched.polled.load(Ordering::Relaxed) {
+            window
+        } else {
+            window.saturating_mul(2)
+        };
+        watched.slow.store(waited > in_time, Ordering::Relaxed);
     }
 
     /// Whether a runtime about to sleep would poll this pipe now.

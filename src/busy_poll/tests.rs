@@ -75,14 +75,14 @@ fn a_window_of_zero_makes_no_watch() {
 }
 
 #[test]
-fn an_answer_later_than_the_window_stops_the_next_poll_and_one_in_time_starts_it_again() {
+fn a_polled_answer_later_than_the_window_stops_polling_and_one_within_twice_it_starts_again() {
     let watches = Watches::new();
     let (reader, _writer) = std::io::pipe().expect("a pipe");
     let window = Duration::from_millis(200);
     let watch = watch(&watches, &reader, window);
 
     watch.expect();
-    std::thread::sleep(window * 2);
+    std::thread::sleep(window + window / 4);
     watch.arrived();
     watch.expect();
     assert!(
@@ -91,13 +91,35 @@ fn an_answer_later_than_the_window_stops_the_next_poll_and_one_in_time_starts_it
     );
     assert_eq!(watches.poll(), Polled::Idle);
 
-    // That answer was waited for without polling; it came in time.
+    // Waited for asleep, that answer came a little late: a poll would have caught it.
+    std::thread::sleep(window + window / 4);
     watch.arrived();
     watch.expect();
     assert!(
         watch.is_polled(),
-        "a peer back within the window is polled for again"
+        "a peer back near the window is polled for again"
     );
+}
+
+#[test]
+fn an_answer_waited_for_asleep_that_took_over_twice_the_window_keeps_the_watch_asleep() {
+    let watches = Watches::new();
+    let (reader, _writer) = std::io::pipe().expect("a pipe");
+    let window = Duration::from_millis(100);
+    let watch = watch(&watches, &reader, window);
+
+    watch.expect();
+    std::thread::sleep(window * 2);
+    watch.arrived();
+    watch.expect();
+    assert!(!watch.is_polled());
+    std::thread::sleep(window * 3);
+    watch.arrived();
+    watch.expect();
+    assert!(!watch.is_polled(), "still too slow to poll for");
+    watch.arrived();
+    watch.expect();
+    assert!(watch.is_polled(), "an answer at once: polled for again");
 }
 
 #[test]
