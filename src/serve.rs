@@ -89,18 +89,23 @@ async fn stdio_here<S: ServerHandler>(server: S, busy_poll: Duration) -> Result<
     Ok(())
 }
 
-/// A watch of stdin, when it is a pipe (a terminal's reads go through rmcp's blocking
-/// handles, which would take the bytes before a poll saw them) and `busy_poll` is not zero.
+/// A watch of stdin, when stdin and stdout are both pipes (otherwise rmcp reads through its
+/// blocking handles, whose thread would take the bytes before a poll saw them) and
+/// `busy_poll` is not zero.
 fn stdin_watch(busy_poll: Duration) -> Option<Watch> {
-    use std::os::fd::AsFd;
+    use std::os::fd::{AsFd, BorrowedFd};
     use std::os::unix::fs::FileTypeExt;
 
-    let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let stdin = std::fs::File::from(stdin);
-    if !stdin.metadata().ok()?.file_type().is_fifo() {
+    let is_pipe = |fd: BorrowedFd<'_>| {
+        let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+        Some(file.metadata().ok()?.file_type().is_fifo())
+    };
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    if is_pipe(stdin.as_fd()) != Some(true) || is_pipe(stdout.as_fd()) != Some(true) {
         return None;
     }
-    Watch::pipe(&stdin, busy_poll).unwrap_or_else(|e| {
+    Watch::pipe(stdin.as_fd(), busy_poll).unwrap_or_else(|e| {
         tracing::warn!(error = %e, "cannot watch stdin; requests are waited for without polling");
         None
     })

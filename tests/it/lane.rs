@@ -39,6 +39,21 @@ fn calls_read(dir: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
+/// Ticket T-0009's `get_order_status` call with `arguments`, as the desk plans it.
+fn status_plan(arguments: Map<String, Value>, request_id: &str) -> CallPlan {
+    CallPlan {
+        ticket: "T-0009".into(),
+        tool: "get_order_status".into(),
+        arguments,
+        request_id: request_id.into(),
+        retry_if_lost: true,
+        timeout: Duration::from_secs(30),
+        max_rounds: 3,
+        max_result_bytes: 65536,
+        lead_forms: false,
+    }
+}
+
 #[tokio::test]
 async fn a_call_on_stdio_reads_to_the_shop_as_rmcps_own_call_and_is_answered_the_same() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -49,21 +64,7 @@ async fn a_call_on_stdio_reads_to_the_shop_as_rmcps_own_call_and_is_answered_the
     let mut arguments = Map::new();
     arguments.insert("order_id".into(), json!("O-1744"));
 
-    let desk = calls::call(
-        &conn,
-        CallPlan {
-            ticket: "T-0009".into(),
-            tool: "get_order_status".into(),
-            arguments: arguments.clone(),
-            request_id: "T-0009-1".into(),
-            retry_if_lost: true,
-            timeout: Duration::from_secs(30),
-            max_rounds: 3,
-            max_result_bytes: 65536,
-            lead_forms: false,
-        },
-    )
-    .await;
+    let desk = calls::call(&conn, status_plan(arguments.clone(), "T-0009-1")).await;
     assert_eq!(desk.outcome, Outcome::Result, "{}", desk.text);
 
     let mut params = CallToolRequestParams::new("get_order_status").with_arguments(arguments);
@@ -139,21 +140,7 @@ fn answers_on_the_desks_runtime(config: ServerConfig, orders: &[&str]) -> Vec<(O
         for (n, order) in orders.into_iter().enumerate() {
             let mut arguments = Map::new();
             arguments.insert("order_id".into(), json!(order));
-            let run = calls::call(
-                &conn,
-                CallPlan {
-                    ticket: "T-0009".into(),
-                    tool: "get_order_status".into(),
-                    arguments,
-                    request_id: format!("T-0009-{n}"),
-                    retry_if_lost: true,
-                    timeout: Duration::from_secs(30),
-                    max_rounds: 3,
-                    max_result_bytes: 65536,
-                    lead_forms: false,
-                },
-            )
-            .await;
+            let run = calls::call(&conn, status_plan(arguments, &format!("T-0009-{n}"))).await;
             answers.push((run.outcome, run.text));
         }
         conn.forget().await;

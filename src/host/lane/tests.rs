@@ -27,27 +27,20 @@ const NOTICE: &str =
 /// A server as `sh` running `script(seen)`, `seen` being a file for what it reads: the
 /// temporary directory it is in, `seen`, the lane to the server, and what its transport
 /// passes on to rmcp.
-fn started(
-    script: impl FnOnce(&Path) -> String,
-) -> (
-    tempfile::TempDir,
-    PathBuf,
-    CallLane,
-    mpsc::UnboundedReceiver<Value>,
-) {
+fn started(script: impl FnOnce(&Path) -> String) -> Started {
     started_polling(crate::busy_poll::DEFAULT_WINDOW, script)
 }
 
-/// [`started`], the server's stdout polled for `window` while a call waits.
-fn started_polling(
-    window: Duration,
-    script: impl FnOnce(&Path) -> String,
-) -> (
+/// A started server: its directory, its `seen` file, the lane, what rmcp is passed.
+type Started = (
     tempfile::TempDir,
     PathBuf,
     CallLane,
     mpsc::UnboundedReceiver<Value>,
-) {
+);
+
+/// [`started`], the server's stdout polled for `window` while a call waits.
+fn started_polling(window: Duration, script: impl FnOnce(&Path) -> String) -> Started {
     let dir = tempfile::tempdir().expect("temp dir");
     let seen = dir.path().join("seen");
     let transport = sh(&script(&seen), window);
