@@ -56,12 +56,12 @@ struct Watched {
     /// watch does, and no longer (the last [`Watch`] dropped closes it).
     pipe: OwnedFd,
     window: Duration,
-    /// Until when the pipe is polled, in nanoseconds since [`epoch`]; 0 when it is not.
+    /// Until when the pipe is polled, in nanoseconds since [`epoch`]; 0 when the answer
+    /// expected is not polled for (only [`Watch::expect`] sets it, only [`Watch::arrived`]
+    /// clears it).
     until: AtomicU64,
     /// When the answer was last expected (nanoseconds since [`epoch`]); 0 when none is.
     since: AtomicU64,
-    /// The answer expected since `since` is polled for.
-    polled: AtomicBool,
     /// The peer answers too late to poll for: the next answer is waited for asleep.
     slow: AtomicBool,
 }
@@ -87,7 +87,6 @@ impl Watch {
                 window,
                 until: AtomicU64::new(0),
                 since: AtomicU64::new(0),
-                polled: AtomicBool::new(false),
                 slow: AtomicBool::new(false),
             }),
         };
@@ -102,7 +101,6 @@ impl Watch {
         let watched = &self.watched;
         let polled = !watched.slow.load(Ordering::Relaxed);
         watched.since.store(now, Ordering::Relaxed);
-        watched.polled.store(polled, Ordering::Relaxed);
         let until = if polled {
             now.saturating_add(nanos(watched.window))
         } else {
@@ -115,14 +113,14 @@ impl Watch {
     /// took whether the next answer is worth polling for.
     pub fn arrived(&self) {
         let watched = &self.watched;
-        watched.until.store(0, Ordering::Relaxed);
+        let polled = watched.until.swap(0, Ordering::Relaxed) != 0;
         let since = watched.since.swap(0, Ordering::Relaxed);
         if since == 0 {
             return;
         }
         let waited = now().saturating_sub(since);
         let window = nanos(watched.window);
-        let in_time = if watched.polled.load(Ordering::Relaxed) {
+        let in_time = if polled {
             window
         } else {
             window.saturating_mul(2)
@@ -131,7 +129,8 @@ impl Watch {
     }
 
     /// Whether a runtime about to sleep would poll this pipe now.
-    pub fn is_polled(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_polled(&self) -> bool {
         self.watched.until.load(Ordering::Relaxed) > now()
     }
 }
