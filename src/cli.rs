@@ -285,7 +285,7 @@ pub struct ShopArgs {
     pub assets: Option<PathBuf>,
     /// With --stdio: how many microseconds to poll stdin for the client's next request after
     /// each answer, before the server's thread sleeps (0: never).
-    #[arg(long, value_name = "US", default_value_t = crate::busy_poll::DEFAULT_WINDOW_US)]
+    #[arg(long, value_name = "US", default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US)]
     pub busy_poll_us: u64,
     #[command(flatten)]
     pub oauth: Box<crate::shop::oauth::OAuthArgs>,
@@ -301,7 +301,7 @@ pub struct PartnerArgs {
     pub parcels: Option<PathBuf>,
     /// How many microseconds to poll stdin for the client's next request after each answer,
     /// before the server's thread sleeps (0: never).
-    #[arg(long, value_name = "US", default_value_t = crate::busy_poll::DEFAULT_WINDOW_US)]
+    #[arg(long, value_name = "US", default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US)]
     pub busy_poll_us: u64,
 }
 
@@ -374,11 +374,11 @@ pub fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime
 
 /// The runtime of the desk and of every command but `serve`: one thread, which looks at the
 /// pipe of a stdio server it awaits a tool call's answer from for a moment before it sleeps
-/// ([`crate::busy_poll`]).
+/// ([`crate::wire::busy_poll`]).
 pub fn desk_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .on_thread_park(crate::busy_poll::before_park)
+        .on_thread_park(crate::wire::busy_poll::before_park)
         .build()
 }
 

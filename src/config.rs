@@ -176,8 +176,10 @@ pub const DATA_DIR_PLACEHOLDER: &str = "{data_dir}";
 impl ServerConfig {
     /// How long the desk polls a stdio server's stdout for an answer before its thread sleeps.
     pub fn busy_poll(&self) -> Duration {
-        self.busy_poll_us
-            .map_or(crate::busy_poll::DEFAULT_WINDOW, Duration::from_micros)
+        self.busy_poll_us.map_or(
+            crate::wire::busy_poll::DEFAULT_WINDOW,
+            Duration::from_micros,
+        )
     }
 
     /// The same server with `{data_dir}` in its arguments made the data directory. Without

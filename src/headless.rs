@@ -10,9 +10,9 @@ use crate::config::DeskConfig;
 use crate::host::api::{Command, PersonPrompt};
 use crate::host::core::Storage;
 use crate::host::events::HostEvent;
-use crate::host::summary::Summary;
 use crate::host::task::{self, HostHandle, HostSetup};
 use crate::model::Model;
+use crate::recording::summary::Summary;
 use crate::recording::{Recorder, Recording};
 use crate::tickets::Ticket;
 

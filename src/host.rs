@@ -3,35 +3,11 @@
 //! through [`api`] and [`events`]; it never draws anything.
 
 pub mod api;
-pub mod approvals;
-pub mod calls;
 pub mod checks;
-pub mod consent;
-mod continuation;
-mod conversation;
 pub mod core;
-mod elicitation;
 pub mod events;
-pub mod form;
-pub mod form_checks;
-pub mod identifiers;
-mod lane;
-pub mod names;
-pub mod oversize;
-mod people;
-pub mod prompt;
-mod prompts;
-pub mod provenance;
-mod resources;
-pub mod schema;
+pub mod gate;
+pub mod people;
+pub mod run;
 pub mod servers;
-mod sign_in;
-mod stdio;
-pub mod summary;
-pub mod suspicious;
 pub mod task;
-mod team;
-mod ticket_loop;
-pub mod tools;
-mod transport;
-pub mod trust;

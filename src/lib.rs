@@ -5,15 +5,12 @@
 //! way it would reach anyone else's.
 
 pub mod auth;
-pub mod busy_poll;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod conformance;
 pub mod headless;
 pub mod host;
-mod json_text;
-mod lines;
 pub mod logging;
 pub mod model;
 pub mod money;
@@ -26,6 +23,7 @@ pub mod startup;
 pub mod tickets;
 pub mod tls;
 pub mod ui;
+pub mod wire;
 
 /// The allocator the project's programs run on, for [`global_allocator!`].
 #[doc(hidden)]

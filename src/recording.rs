@@ -6,6 +6,7 @@ pub mod compare;
 pub mod event;
 pub mod reader;
 pub mod review;
+pub mod summary;
 pub mod writer;
 
 pub use event::{Event, Manifest};

@@ -6,7 +6,7 @@
 //! read, handled and answered without crossing a thread or Tokio's blocking pool. Both read a
 //! `tools/call` request straight into rmcp's types (`transport::CallsFirst`). After each
 //! message it writes, a stdio server polls its stdin for the client's next request for a
-//! moment before its thread sleeps ([`crate::busy_poll`]). This module never decides what a
+//! moment before its thread sleeps ([`crate::wire::busy_poll`]). This module never decides what a
 //! server does; it only carries its messages.
 
 use std::time::Duration;
@@ -14,10 +14,8 @@ use std::time::Duration;
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::DuplexStream;
 
-use crate::busy_poll::{self, Watch, Watching};
-use transport::CallsFirst;
-
-mod transport;
+use crate::wire::busy_poll::{self, Watch, Watching};
+use crate::wire::server_stdio::CallsFirst;
 
 /// Buffer of an in-process pipe; large enough for a tool list in one write.
 const DUPLEX_BUFFER: usize = 256 * 1024;

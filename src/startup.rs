@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use crate::config::DeskConfig;
 use crate::host::core::HostParts;
 use crate::host::core::Storage;
-use crate::host::servers::InProcessServers;
+use crate::host::servers::connect::InProcessServers;
 use crate::model::Model;
 use crate::model::openai::OpenAiChat;
 use crate::model::replay::ReplayModel;

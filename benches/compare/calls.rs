@@ -45,8 +45,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value, json};
 use support_desk::config::ServerConfig;
 use support_desk::host::api::Outcome;
-use support_desk::host::calls::{self, CallPlan};
-use support_desk::host::servers::ServerConn;
+use support_desk::host::servers::calls::{self, CallPlan};
+use support_desk::host::servers::connect::ServerConn;
 use tokio::sync::mpsc;
 
 support_desk::global_allocator!();

@@ -182,13 +182,14 @@ fn target(
 /// Connects once with the new grant, never starting another sign-in: the tools it lists.
 async fn check(prefix: &str, server: &ServerConfig, data_dir: &Path) -> anyhow::Result<usize> {
     let (questions, _asked) = tokio::sync::mpsc::channel(1);
-    let reach = crate::host::servers::Reach {
+    let reach = crate::host::servers::connect::Reach {
         data_dir: Some(data_dir.to_owned()),
-        connect_timeout: crate::host::servers::CONNECT_TIMEOUT,
+        connect_timeout: crate::host::servers::connect::CONNECT_TIMEOUT,
         ..Default::default()
     };
     let conn =
-        crate::host::servers::ServerConn::connect_with(prefix, server, questions, reach).await?;
+        crate::host::servers::connect::ServerConn::connect_with(prefix, server, questions, reach)
+            .await?;
     let tools = conn.current().await.map_or(0, |live| live.tools.len());
     conn.forget().await;
     Ok(tools)

@@ -13,8 +13,8 @@ use super::{Context, Scenario, ToolCall};
 use crate::auth::{ClientIdentity, Headless, PrivateKey, SignInPolicy};
 use crate::config::{DeskConfig, Limits, ServerConfig};
 use crate::host::api::{ConsentAnswer, FormAnswer, FormKind, Outcome, Question};
-use crate::host::calls::{self, CallPlan};
-use crate::host::servers::{Live, Reach, ServerConn};
+use crate::host::servers::calls::{self, CallPlan};
+use crate::host::servers::connect::{Live, Reach, ServerConn};
 
 /// The prefix the scenario's server gets, as a config would give it.
 const PREFIX: &str = "conformance";
@@ -168,7 +168,7 @@ async fn answer_with_defaults(mut asked: mpsc::Receiver<Question>) {
             Question::Form(pending) => {
                 let answer = match &pending.ask.kind {
                     FormKind::Fields(fields) => {
-                        FormAnswer::Accept(crate::host::form_checks::defaults(fields))
+                        FormAnswer::Accept(crate::host::servers::form_answers::defaults(fields))
                     }
                     FormKind::Url { .. } => FormAnswer::Decline,
                 };

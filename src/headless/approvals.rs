@@ -33,7 +33,7 @@ pub async fn list(config: &DeskConfig, store: &str, as_json: bool) -> anyhow::Re
         .open_approvals()
         .await?
         .iter()
-        .map(crate::host::approvals::view)
+        .map(crate::host::people::approvals::view)
         .collect();
     if as_json {
         let rows: Vec<Value> = open.iter().map(approval_json).collect();
@@ -84,7 +84,7 @@ pub async fn approve(
         .clone()
         .expect("a team's storage has a record");
     let approval = record.approval(id).await?;
-    let view = crate::host::approvals::view(&approval);
+    let view = crate::host::people::approvals::view(&approval);
     let answer = form_answer(&view.fields, answer)?;
     // Answering asks no model: the host gets one that has nothing to say.
     let model = Model::Replay(ReplayModel::from_recording(
@@ -149,7 +149,7 @@ fn form_answer(fields: &[Field], answer: Answer) -> anyhow::Result<FormAnswer> {
         Answer::Cancel => return Ok(FormAnswer::Cancel),
         Answer::Accept(given) => given,
     };
-    let mut values = crate::host::form_checks::defaults(fields);
+    let mut values = crate::host::servers::form_answers::defaults(fields);
     for (name, text) in given {
         let Some(field) = fields.iter().find(|f| f.name == name) else {
             let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
@@ -160,7 +160,7 @@ fn form_answer(fields: &[Field], answer: Answer) -> anyhow::Result<FormAnswer> {
         };
         values.insert(name, typed(field, &text)?);
     }
-    if let Err(problems) = crate::host::form_checks::validate(fields, &values) {
+    if let Err(problems) = crate::host::servers::form_answers::validate(fields, &values) {
         let said: Vec<String> = problems
             .iter()
             .map(|p| format!("{}: {}", p.field, p.problem))

@@ -9,7 +9,7 @@ use anyhow::bail;
 use super::script::{Script, answerers};
 use super::{RunOptions, checked_tickets, work};
 use crate::config::DeskConfig;
-use crate::host::summary::Summary;
+use crate::recording::summary::Summary;
 use crate::recording::{Event, Manifest, Recorder, Recording};
 use crate::startup::build_model;
 

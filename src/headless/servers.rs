@@ -8,8 +8,8 @@ use tokio::sync::mpsc;
 
 use super::script::{Script, answer_by_script};
 use crate::config::{DeskConfig, Transport};
-use crate::host::consent::PinStatus;
 use crate::host::core::{Host, Storage};
+use crate::host::gate::consent::PinStatus;
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
 use crate::recording::Recording;

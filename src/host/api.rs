@@ -11,11 +11,11 @@ use tokio::sync::oneshot;
 
 pub use super::checks::Finding;
 pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
-pub use super::form_checks::{FieldProblem, defaults, validate};
-pub use super::summary::Summary;
 pub use super::task::HostHandle;
+pub use crate::host::servers::form_answers::{FieldProblem, defaults, validate};
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Lifecycle, TicketState, rfc3339};
+pub use crate::recording::summary::Summary;
 pub use crate::tickets::Ticket;
 
 /// A ticket's ID as the shop writes it (`T-0009`).

@@ -7,15 +7,23 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, RwLock, mpsc};
 
+/// A document the host put into the context, with where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attached {
+    pub server: String,
+    pub uri: String,
+    pub title: String,
+    pub text: String,
+}
+
 use super::api::{Question, ServerSummary};
 use super::checks::Finding;
-use super::consent::{self, ConsentGate, Pins};
 use super::events::HostEvent;
-use super::names::{NameTable, ToolName};
-use super::prompt::Attached;
-use super::servers::{InProcessServers, Reach, ServerConn};
-use super::tools::Offered;
 use crate::config::DeskConfig;
+use crate::host::gate::consent::{self, ConsentGate, Pins};
+use crate::host::gate::names::{NameTable, ToolName};
+use crate::host::gate::tools::Offered;
+use crate::host::servers::connect::{InProcessServers, Reach, ServerConn};
 use crate::model::Model;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, EngineError, Record, RecordError};
@@ -40,7 +48,7 @@ pub struct Host {
     pub(super) events: mpsc::UnboundedSender<HostEvent>,
     pub(super) attached: Vec<Attached>,
     /// The identifiers `[[desk.identifiers]]` names, compiled once.
-    pub(super) identifiers: Vec<super::identifiers::Identifier>,
+    pub(super) identifiers: Vec<crate::host::gate::identifiers::Identifier>,
     pub(super) extra: Mutex<BTreeMap<String, Vec<Attached>>>,
     /// The desk's record: every event is appended here before anyone is shown it.
     pub(super) record: Arc<Record>,
@@ -49,7 +57,7 @@ pub struct Host {
     /// How each tool compared with its pin at the last listing.
     pub(super) pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
     /// The tools people trust, for the session or always.
-    pub(super) trust: Mutex<super::trust::Trust>,
+    pub(super) trust: Mutex<crate::host::gate::trust::Trust>,
     /// Held tools already put to a person in this session, by name and definition.
     pub(super) reviewed: Mutex<std::collections::BTreeSet<String>>,
 }
@@ -212,7 +220,9 @@ impl Host {
         }
         let host = Self {
             gate: ConsentGate::new(config.consent.allow.iter().cloned()),
-            identifiers: super::identifiers::Identifier::compile(&config.desk.identifiers),
+            identifiers: crate::host::gate::identifiers::Identifier::compile(
+                &config.desk.identifiers,
+            ),
             config,
             servers: std::sync::RwLock::new(servers),
             summaries: Default::default(),
@@ -231,7 +241,7 @@ impl Host {
             request_counter: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
             reviewed: Mutex::new(Default::default()),
-            trust: Mutex::new(super::trust::Trust::load(
+            trust: Mutex::new(crate::host::gate::trust::Trust::load(
                 storage.data_dir.as_ref().map(|d| d.join("trust.json")),
             )),
         };

@@ -1,9 +1,9 @@
 //! What the host reports as it works, for the desk to show. Plain data only.
 
 use super::api::ServerSummary;
-use super::summary::Summary;
 use crate::record::transcript::{Entry, entries_of};
 use crate::record::{Stored, TicketState};
+use crate::recording::summary::Summary;
 
 #[derive(Debug)]
 pub enum HostEvent {

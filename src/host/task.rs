@@ -9,10 +9,10 @@ use tokio::sync::mpsc;
 use super::api::{Command, PersonPrompt, Question};
 use super::core::{Host, HostParts};
 use super::events::HostEvent;
-use super::summary::{QueueTally, Summary};
 use crate::record::EngineError;
 use crate::recording::Manifest;
 use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
+use crate::recording::summary::{QueueTally, Summary};
 
 /// The driver's ends of the channels.
 pub struct HostHandle {
@@ -290,7 +290,7 @@ async fn manifest(
             sha256: notes.get("model_sha256").cloned(),
             runtime: notes.get("runtime").cloned(),
         },
-        prompt_hash: super::prompt::prompt_hash(&config.desk),
+        prompt_hash: crate::host::run::system_prompt::prompt_hash(&config.desk),
         host: HostSettings {
             model_calls_per_ticket: config.limits.model_calls_per_ticket,
             request_timeout_secs: config.limits.request_timeout_secs,

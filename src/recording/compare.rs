@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::event::Event;
 use super::reader::{ReadError, Recording};
 use crate::host::api::Outcome;
-use crate::host::summary::Summary;
+use crate::recording::summary::Summary;
 use crate::tickets::Ticket;
 
 /// What one run of a ticket did, as a reviewer compares it.
@@ -165,7 +165,7 @@ pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, Strin
         .collect()
 }
 
-fn score(s: crate::host::summary::Score) -> String {
+fn score(s: crate::recording::summary::Score) -> String {
     format!("{} of {}", s.right, s.of)
 }
 

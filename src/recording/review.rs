@@ -13,8 +13,8 @@ use std::path::Path;
 use super::event::{Event, Manifest};
 use super::reader::{ReadError, Recording};
 use crate::host::api::Outcome;
-use crate::host::summary::Summary;
 use crate::record::transcript::{Entry, EntryKind, entries_of};
+use crate::recording::summary::Summary;
 use crate::tickets::Ticket;
 
 /// A whole recorded run, ready to step through.

@@ -8,8 +8,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestMetaObject};
 use serde_json::{Map, Value, json};
 use support_desk::config::ServerConfig;
 use support_desk::host::api::Outcome;
-use support_desk::host::calls::{self, CallPlan, REQUEST_ID_META};
-use support_desk::host::servers::ServerConn;
+use support_desk::host::servers::calls::{self, CallPlan, REQUEST_ID_META};
+use support_desk::host::servers::connect::ServerConn;
 use tokio::sync::mpsc;
 
 use crate::support::BIN;

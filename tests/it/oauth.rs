@@ -17,7 +17,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use support_desk::auth::OAuthConfig;
 use support_desk::config::ServerConfig;
-use support_desk::host::servers::{CONNECT_TIMEOUT, Reach, ServerConn};
+use support_desk::host::servers::connect::{CONNECT_TIMEOUT, Reach, ServerConn};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::shop_http::{held_for_a_lead, release_as};
@@ -475,7 +475,7 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
     // A refresh the authorization server refuses: the call says to sign in again.
     auth.revoke_refresh_tokens().await;
     age_grant(&ana);
-    let run = support_desk::host::calls::call(&conn, plan("get_order_status")).await;
+    let run = support_desk::host::servers::calls::call(&conn, plan("get_order_status")).await;
     assert!(
         run.text
             .contains("asks you to sign in again: run `support-desk login shop`"),
@@ -511,12 +511,12 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
     );
 }
 
-fn plan(tool: &str) -> support_desk::host::calls::CallPlan {
+fn plan(tool: &str) -> support_desk::host::servers::calls::CallPlan {
     let (order, _) = delivered_line(false);
     let Value::Object(arguments) = json!({"order_id": order.order_id}) else {
         unreachable!("an object")
     };
-    support_desk::host::calls::CallPlan {
+    support_desk::host::servers::calls::CallPlan {
         ticket: "T-0001".into(),
         tool: tool.into(),
         arguments,
@@ -724,7 +724,7 @@ async fn logout_revokes_the_grant_so_a_copy_taken_before_stops_working() {
     let refused_before = stats["refusedRefreshes"].as_u64().expect("a count");
     let said = match desk_client(&signed.shop, &elsewhere).await {
         Err(refused) => refused,
-        Ok(conn) => support_desk::host::calls::call(&conn, plan("get_order_status"))
+        Ok(conn) => support_desk::host::servers::calls::call(&conn, plan("get_order_status"))
             .await
             .text
             .to_string(),

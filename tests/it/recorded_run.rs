@@ -70,7 +70,7 @@ fn the_recording_was_made_by_a_real_local_model_through_this_host() {
         assert_eq!((model.temperature, model.seed), (Some(0.0), Some(4217)));
         assert_eq!(
             manifest.prompt_hash,
-            support_desk::host::prompt::prompt_hash(
+            support_desk::host::run::system_prompt::prompt_hash(
                 &support_desk::config::DeskConfig::bundled().desk
             ),
             "recorded with today's prompt"

@@ -15,7 +15,7 @@ use rcgen::{
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use support_desk::config::{DeskConfig, ServerConfig};
-use support_desk::host::servers::{ConnectError, ServerConn};
+use support_desk::host::servers::connect::{ConnectError, ServerConn};
 use support_desk::model::chat::{ChatRequest, Message, Reply};
 use support_desk::model::openai::{ModelError, OpenAiChat, Recipe, Sampling};
 use support_desk::shop::QuoteIds;

@@ -1,0 +1,279 @@
+//! Approvals across desks: a form the config gives to a lead (`lead_forms`) never reaches
+//! the person whose run asked for it. On a team's desk the call stops there and the form is
+//! filed in the team's record; a lead, at their own desk, opens it, answers it, and their desk
+//! sends the call's next round over its own connection as them, so the server sees the lead.
+//! The server's answer becomes the call's outcome on the ticket, and the asking desk's run
+//! goes on from it (see [`crate::host::run::continuation`]).
+
+use std::sync::Arc;
+
+use rmcp::model::{ElicitRequestParams, InputResponses};
+use serde_json::Value;
+
+use crate::host::api::{ApprovalView, FormAnswer, FormKind};
+use crate::host::core::Host;
+use crate::host::events::HostEvent;
+use crate::host::run::ask::Consent;
+use crate::host::servers::calls::{self, CallPlan, CallRun, NextRound, Parked};
+use crate::host::servers::connect::ServerConn;
+use crate::host::servers::elicitation::ask_person;
+use crate::host::servers::form_wire;
+use crate::record::postgres::{Approval, NewApproval};
+use crate::recording::Event;
+
+impl Host {
+    /// Whether this tool's forms go to the team's leads from this desk: the config says they
+    /// are a lead's, and the record is a team's (on one person's desk its person is every
+    /// role, and answers them).
+    pub(in crate::host) fn forms_go_to_leads(&self, conn: &ServerConn, tool: &str) -> bool {
+        self.record.team_url().is_some() && conn.config.lead_forms.iter().any(|t| t == tool)
+    }
+
+    /// Files a call's parked form for the team's leads; the approval's ID, or why not.
+    pub(in crate::host) async fn park(
+        &self,
+        asked: &Consent<'_>,
+        parked: &Parked,
+    ) -> Result<i64, String> {
+        let new = NewApproval {
+            ticket: asked.ticket.to_owned(),
+            turn: asked.turn,
+            server: asked.conn.prefix.clone(),
+            origin: asked.conn.origin.clone(),
+            tool: asked.name.tool.clone(),
+            canonical: asked.canonical.to_owned(),
+            arguments: asked.call.arguments.clone(),
+            request_key: parked.key.clone(),
+            form: parked.form.clone(),
+            message: parked.message.clone(),
+            request_state: parked.request_state.clone(),
+        };
+        let (approval, appended) = self
+            .record
+            .ask_approval(&new)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.announce(appended);
+        self.approvals_changed().await;
+        Ok(approval.id)
+    }
+
+    /// The team's open approvals, oldest first, as people read them.
+    pub async fn approvals(&self) -> Result<Vec<ApprovalView>, String> {
+        let open = self
+            .record
+            .open_approvals()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(open.iter().map(view).collect())
+    }
+
+    /// Tells the driver the open approvals as they are now.
+    pub async fn approvals_changed(&self) {
+        if self.record.team_url().is_none() {
+            return;
+        }
+        match self.approvals().await {
+            Ok(open) => {
+                let _ = self.events.send(HostEvent::Approvals(open));
+            }
+            Err(problem) => tracing::warn!(%problem, "could not list the open approvals"),
+        }
+    }
+
+    /// This desk's person, a lead, answers approval `id`: with `answer` when a script gives
+    /// it, else through the server's form at this desk. Their desk then sends the call's next
+    /// round as them; the server's answer is recorded on the ticket as the call's outcome.
+    pub async fn answer_approval(
+        &self,
+        id: i64,
+        answer: Option<FormAnswer>,
+    ) -> Result<CallRun, String> {
+        let approval = self.answerable(id).await?;
+        let conn = self.server(&approval.server).ok_or_else(|| {
+            format!(
+                "this desk has no server \"{}\", which asked for approval {id}; its config must name the server as the asking desk's does",
+                approval.server
+            )
+        })?;
+        let params: ElicitRequestParams = serde_json::from_value(approval.form.clone())
+            .map_err(|e| format!("approval {id} holds a form this desk cannot read ({e})"))?;
+        let mut ask =
+            form_wire::form_ask(&conn.prefix, &conn.origin, Some(&approval.ticket), &params)
+                .map_err(|e| format!("approval {id}: {e}"))?;
+        ask.asked_by = Some(format!(
+            "approval {id}, asked by {} at {}",
+            approval.asked_by,
+            crate::record::rfc3339(approval.asked_at)
+        ));
+        let answer = match answer {
+            Some(answer) => answer,
+            None => match ask_person(&self.questions, ask.clone()).await {
+                // A lead who closes the form has not answered: the approval stays open, for
+                // them later or another lead.
+                FormAnswer::Cancel => {
+                    return Err(format!(
+                        "approval {id} stays open: its form was closed without an answer"
+                    ));
+                }
+                answer => answer,
+            },
+        };
+        if let (FormAnswer::Accept(values), FormKind::Fields(fields)) = (&answer, &ask.kind)
+            && let Err(problems) = crate::host::servers::form_answers::validate(fields, values)
+        {
+            return Err(format!(
+                "the answer does not fit the form of approval {id}: {}",
+                problems
+                    .iter()
+                    .map(|p| format!("{}: {}", p.field, p.problem))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+        // Held from here to the record's answer, so no other lead sends the round meanwhile.
+        let approval = self
+            .record
+            .take_approval(id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let result = form_wire::elicit_result(&answer);
+        let run = self.send_next_round(&conn, &approval, &result).await;
+        let event = Event::ApprovalAnswered {
+            ticket: approval.ticket.clone(),
+            turn: approval.turn,
+            approval: id,
+            by: self.record.person().to_owned(),
+            tool: format!("{}.{}", approval.server, approval.tool),
+            action: format!("{:?}", result.action).to_lowercase(),
+            content: result.content.as_ref().map(Value::to_string),
+            outcome: run.outcome,
+            text: run.text.clone(),
+            truncated: run.truncated,
+        };
+        let appended = self
+            .record
+            .answer_approval(&event)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.announce(appended);
+        self.approvals_changed().await;
+        Ok(run)
+    }
+
+    /// The friendlier refusals, before anything is sent (the record refuses them anyway).
+    async fn answerable(&self, id: i64) -> Result<Approval, String> {
+        let approval = self.record.approval(id).await.map_err(|e| e.to_string())?;
+        if let Some((closed, by)) = &approval.closed {
+            return Err(format!(
+                "approval {id} was {closed} by {by} already; nothing more to answer"
+            ));
+        }
+        let person = self.record.person();
+        if approval.asked_by == person {
+            return Err(format!(
+                "approval {id} is your own request: another lead must answer it"
+            ));
+        }
+        if self.record.is_lead().await.map_err(|e| e.to_string())? != Some(true) {
+            return Err(format!(
+                "{person} is not a lead: only a lead answers approval {id}; ask a lead to open it"
+            ));
+        }
+        Ok(approval)
+    }
+
+    /// The call's next round with the lead's answer, over this desk's own connection. When
+    /// the server refuses the round (its state expired), the call is made again for a fresh
+    /// form, which this desk's person answers as any server's form, and the desk says so.
+    async fn send_next_round(
+        &self,
+        conn: &Arc<ServerConn>,
+        approval: &Approval,
+        result: &rmcp::model::ElicitResult,
+    ) -> CallRun {
+        let mut responses = InputResponses::new();
+        responses.insert(
+            approval.request_key.clone(),
+            serde_json::to_value(result).unwrap_or(Value::Null),
+        );
+        let next = NextRound {
+            responses,
+            request_state: approval.request_state.clone(),
+        };
+        let plan = self.approval_plan(approval);
+        match calls::resume(conn, plan.clone(), next).await {
+            Ok(run) => run,
+            Err(stale) => {
+                let _ = self.events.send(HostEvent::Problem(format!(
+                    "{} refused the answer to approval {} ({}); the desk asked it again, and its fresh form follows",
+                    conn.prefix, approval.id, stale.text
+                )));
+                calls::call(conn, plan).await
+            }
+        }
+    }
+
+    fn approval_plan(&self, approval: &Approval) -> CallPlan {
+        let limits = &self.config.limits;
+        CallPlan {
+            ticket: approval.ticket.clone(),
+            tool: approval.tool.clone(),
+            arguments: approval.arguments.clone(),
+            request_id: format!("{}-approval-{}", approval.ticket, approval.id),
+            retry_if_lost: false,
+            timeout: limits.request_timeout(),
+            max_rounds: limits.input_rounds,
+            max_result_bytes: limits.result_max_bytes,
+            // The lead answers at this desk: a fresh form is theirs to fill in.
+            lead_forms: false,
+        }
+    }
+
+    /// Takes back the open approval of `ticket`, which this desk's person asked for.
+    pub async fn withdraw_approval(&self, ticket: &str, reason: &str) -> Result<(), String> {
+        let state = self.record.state(ticket).await.map_err(|e| e.to_string())?;
+        let id = state
+            .filter(|s| s.state == crate::record::Lifecycle::WaitingForLead)
+            .and_then(|s| s.approval)
+            .ok_or_else(|| format!("{ticket} waits for no lead: there is nothing to withdraw"))?;
+        let appended = self
+            .record
+            .withdraw_approval(id, reason)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.announce(appended);
+        self.approvals_changed().await;
+        Ok(())
+    }
+}
+
+/// An approval as people read it: the form's fields as the host shows any form.
+pub fn view(approval: &Approval) -> ApprovalView {
+    let params: Option<ElicitRequestParams> = serde_json::from_value(approval.form.clone()).ok();
+    let ask = params.as_ref().and_then(|p| {
+        form_wire::form_ask(
+            &approval.server,
+            &approval.origin,
+            Some(&approval.ticket),
+            p,
+        )
+        .ok()
+    });
+    ApprovalView {
+        id: approval.id,
+        ticket: approval.ticket.clone(),
+        server: approval.server.clone(),
+        origin: approval.origin.clone(),
+        tool: format!("{}.{}", approval.server, approval.tool),
+        arguments: crate::record::transcript::display_arguments(&approval.arguments),
+        asked_by: approval.asked_by.clone(),
+        asked_at: approval.asked_at,
+        message: ask.as_ref().map(|a| a.message.clone()).unwrap_or_default(),
+        fields: match ask.map(|a| a.kind) {
+            Some(FormKind::Fields(fields)) => fields,
+            _ => vec![],
+        },
+        answering_by: approval.answering_by.clone(),
+    }
+}

@@ -1,0 +1,551 @@
+//! One rmcp client per configured server, under the prefix the config gave it.
+//!
+//! A connection starts with the probe (`server/discover`, falling back to `initialize` for
+//! older servers) and remembers what it learned per server configuration in the data
+//! directory, so the next start skips the probe (`serve_directly`). A version error sends it
+//! back to the probe. A stdio server that dies is started again on the next call. How each
+//! is reached is `transport`'s; who answers its questions is `elicitation`'s.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, ProtocolVersion, ServerPeerInfo, Tool,
+};
+use rmcp::service::{RunningService, ServiceError, serve_directly};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::{Mutex, mpsc};
+
+use crate::auth::{ClientIdentity, SignInPolicy};
+use crate::config::{ServerConfig, Transport};
+use crate::host::api::Question;
+use crate::tls::{self, CertProblem};
+use crate::wire::lane::CallLane;
+
+use super::transport::Opened;
+pub use crate::host::servers::elicitation::{HostClient, InFlight};
+pub use crate::host::servers::transport::{InProcessServers, ServeInProcess};
+
+pub type Service = RunningService<RoleClient, HostClient>;
+
+/// The revisions the host speaks, newest first.
+pub fn preferred_versions() -> Vec<ProtocolVersion> {
+    vec![ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
+}
+
+/// What the probe learned about a server, kept per server configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Remembered {
+    /// The server answered `server/discover`: reconnect with this, skipping the probe.
+    modern: Option<ServerPeerInfo>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("server '{prefix}' ({origin}) could not be started: {message}")]
+    Start {
+        prefix: String,
+        origin: String,
+        message: String,
+    },
+    #[error(
+        "server '{prefix}' ({origin}) speaks no protocol revision the desk speaks: the desk offers {ours}, the server {theirs}"
+    )]
+    NoCommonVersion {
+        prefix: String,
+        origin: String,
+        ours: String,
+        theirs: String,
+    },
+    #[error("server '{prefix}' ({origin}) did not complete the handshake: {message}")]
+    Handshake {
+        prefix: String,
+        origin: String,
+        message: String,
+    },
+    /// The TLS handshake refused the server (its certificate, or no TLS at all).
+    #[error("server '{prefix}' ({origin}): {advice}")]
+    Certificate {
+        prefix: String,
+        origin: String,
+        advice: String,
+    },
+    /// The server asks for a sign-in the desk may not start by itself.
+    #[error("server '{prefix}' ({origin}) asks you to sign in: run `{command}`, then start again")]
+    SignIn {
+        prefix: String,
+        origin: String,
+        command: String,
+    },
+    #[error("server '{prefix}' ({origin}) connected but listing its tools failed: {message}")]
+    Tools {
+        prefix: String,
+        origin: String,
+        message: String,
+    },
+}
+
+impl ConnectError {
+    /// The command that signs in to the server, when signing in is what it needs.
+    pub fn sign_in_command(&self) -> Option<&str> {
+        match self {
+            ConnectError::SignIn { command, .. } => Some(command),
+            _ => None,
+        }
+    }
+}
+
+/// A live connection and what the server told us.
+pub struct Live {
+    pub service: Arc<Service>,
+    /// Tool calls beside rmcp's service loop, on a server started as a child process.
+    lane: Option<CallLane>,
+    pub revision: String,
+    pub name: Option<String>,
+    pub tools: Vec<Tool>,
+}
+
+impl Live {
+    /// One `tools/call` round, as rmcp's `call_tool_once` answers it: on the connection's
+    /// [`CallLane`] when it has one, through rmcp's service otherwise.
+    ///
+    /// `params` stay the caller's, for the next round or a retry; only rmcp's service is
+    /// given its own copy.
+    pub async fn call_tool(
+        &self,
+        params: &mut CallToolRequestParams,
+    ) -> Result<CallToolResponse, ServiceError> {
+        match &self.lane {
+            Some(lane) => lane.call_tool(params).await,
+            // Boxed: rmcp's future is some kilobytes, and this one is moved into each
+            // caller's state; unboxed, every lane call would copy that much as well.
+            None => Box::pin(self.service.call_tool_once(params.clone())).await,
+        }
+    }
+}
+
+/// One server, reconnectable.
+pub struct ServerConn {
+    pub prefix: String,
+    pub origin: String,
+    pub(in crate::host) config: ServerConfig,
+    handler: HostClient,
+    remembered_at: Option<PathBuf>,
+    live: Mutex<Option<Arc<Live>>>,
+    connect_timeout: std::time::Duration,
+    /// The built-in servers `in_process` may name.
+    pub(in crate::host) builtins: InProcessServers,
+    /// Where the person's sign-in grants live (none: the desk does not sign in).
+    pub(in crate::host) data_dir: Option<PathBuf>,
+    pub(in crate::host) sign_in: SignInPolicy,
+    pub(in crate::host) identity: Option<ClientIdentity>,
+}
+
+/// What a connection needs besides its config.
+#[derive(Clone, Default)]
+pub struct Reach {
+    /// Where what the probe learned is kept.
+    pub data_dir: Option<PathBuf>,
+    pub connect_timeout: std::time::Duration,
+    pub builtins: InProcessServers,
+    /// What a server's request for a sign-in leads to.
+    pub sign_in: SignInPolicy,
+    /// Who the desk is to the authorization server, instead of the config's `oauth` table.
+    pub identity: Option<ClientIdentity>,
+}
+
+/// How long a server may take to start, answer the handshake and list its tools.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+impl ServerConn {
+    /// Connects and lists the tools. `data_dir` keeps what the probe learned.
+    pub async fn connect(
+        prefix: &str,
+        config: &ServerConfig,
+        questions: mpsc::Sender<Question>,
+        data_dir: Option<PathBuf>,
+    ) -> Result<Self, ConnectError> {
+        Self::connect_within(prefix, config, questions, data_dir, CONNECT_TIMEOUT).await
+    }
+
+    /// Like [`connect`](Self::connect), with the time a start may take.
+    pub async fn connect_within(
+        prefix: &str,
+        config: &ServerConfig,
+        questions: mpsc::Sender<Question>,
+        data_dir: Option<PathBuf>,
+        connect_timeout: std::time::Duration,
+    ) -> Result<Self, ConnectError> {
+        let reach = Reach {
+            data_dir,
+            connect_timeout,
+            ..Reach::default()
+        };
+        Self::connect_with(prefix, config, questions, reach).await
+    }
+
+    /// Connects, with the built-in servers `in_process` may name.
+    pub async fn connect_with(
+        prefix: &str,
+        config: &ServerConfig,
+        questions: mpsc::Sender<Question>,
+        reach: Reach,
+    ) -> Result<Self, ConnectError> {
+        let Reach {
+            data_dir,
+            connect_timeout,
+            builtins,
+            sign_in,
+            identity,
+        } = reach;
+        let origin = config.origin();
+        let remembered_at = data_dir.as_ref().map(|dir| {
+            dir.join("servers")
+                .join(format!("{}.json", config_key(prefix, config)))
+        });
+        let conn = Self {
+            prefix: prefix.to_owned(),
+            origin: origin.clone(),
+            config: config.clone(),
+            handler: HostClient::new(prefix, &origin, questions),
+            remembered_at,
+            live: Mutex::new(None),
+            connect_timeout,
+            builtins,
+            data_dir,
+            sign_in,
+            identity,
+        };
+        conn.live().await?;
+        Ok(conn)
+    }
+
+    pub fn handler(&self) -> &HostClient {
+        &self.handler
+    }
+
+    /// The live connection, started again if the server went away.
+    pub async fn live(&self) -> Result<Arc<Live>, ConnectError> {
+        let mut slot = self.live.lock().await;
+        if let Some(live) = slot.as_ref()
+            && !live.service.is_closed()
+        {
+            return Ok(Arc::clone(live));
+        }
+        if slot.is_some() {
+            tracing::warn!(server = %self.prefix, "server connection was lost; starting it again");
+        }
+        // Boxed: starting a server is a large future, and this one sits in every call's.
+        let live = Arc::new(Box::pin(self.start()).await?);
+        *slot = Some(Arc::clone(&live));
+        Ok(live)
+    }
+
+    /// Drops the live connection so the next call starts the server again.
+    pub async fn forget(&self) {
+        if let Some(live) = self.live.lock().await.take() {
+            live.service.cancellation_token().cancel();
+        }
+    }
+
+    /// Whether a connection is open right now (without reconnecting).
+    pub async fn current(&self) -> Option<Arc<Live>> {
+        self.live.lock().await.clone()
+    }
+
+    /// Starts the server, giving up when the handshake and tool listing take longer than
+    /// the connect timeout (a server that never answers must not hang the desk).
+    async fn start(&self) -> Result<Live, ConnectError> {
+        match tokio::time::timeout(self.connect_timeout, self.start_unbounded()).await {
+            Ok(started) => started,
+            Err(_) => Err(ConnectError::Handshake {
+                prefix: self.prefix.clone(),
+                origin: self.origin.clone(),
+                message: format!(
+                    "no usable answer within {} s; is it an MCP server {}?",
+                    self.connect_timeout.as_secs(),
+                    if self.config.url.is_some() {
+                        "at that URL"
+                    } else {
+                        "on stdio"
+                    }
+                ),
+            }),
+        }
+    }
+
+    async fn start_unbounded(&self) -> Result<Live, ConnectError> {
+        let remembered = self.recall();
+        if let Some(info) = remembered.and_then(|r| r.modern) {
+            match self.start_directly(info).await {
+                Ok(live) => return Ok(live),
+                Err(e) => {
+                    tracing::info!(server = %self.prefix, error = %e, "remembered revision no longer works; probing again");
+                    self.forget_remembered();
+                }
+            }
+        }
+        self.start_with_probe().await
+    }
+
+    async fn start_directly(&self, info: ServerPeerInfo) -> Result<Live, ConnectError> {
+        let opened = self.transport().await?;
+        let lane = opened.lane();
+        let service = match opened {
+            Opened::Child(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+            Opened::Duplex(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+            Opened::Http(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+            Opened::Signed(t) => {
+                serve_directly::<RoleClient, _, _, _, _>(self.handler.clone(), t, Some(info))
+            }
+        };
+        self.finish(service, lane).await
+    }
+
+    async fn start_with_probe(&self) -> Result<Live, ConnectError> {
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        let (lane, service) = match self.handshake(lifecycle).await? {
+            // A lenient older server answers the probe with an empty result instead of an
+            // error; it still speaks `initialize`, so start it again and use that.
+            (_, Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_))) => {
+                tracing::info!(server = %self.prefix, "the probe got an empty answer; connecting with initialize");
+                self.handshake(ClientLifecycleMode::Initialize).await?
+            }
+            other => other,
+        };
+        let service = match service {
+            Ok(service) => service,
+            Err(e) => return Err(self.handshake_failed(e).await),
+        };
+        let live = self.finish(service, lane).await?;
+        if live.revision.as_str() >= "2026-07-28"
+            && let Some(info) = live.service.peer_info()
+        {
+            self.remember(&Remembered {
+                modern: Some((*info).clone()),
+            });
+        }
+        Ok(live)
+    }
+
+    /// Opens a fresh transport and runs one handshake on it, with the transport's call lane
+    /// if it has one. The outer error is a server that could not be started; the inner one a
+    /// handshake that failed.
+    async fn handshake(
+        &self,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<
+        (
+            Option<CallLane>,
+            Result<Service, rmcp::service::ClientInitializeError>,
+        ),
+        ConnectError,
+    > {
+        let handler = self.handler.clone();
+        let opened = self.transport().await?;
+        let lane = opened.lane();
+        let service = match opened {
+            Opened::Child(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Duplex(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Http(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+            Opened::Signed(t) => handler.serve_with_lifecycle(t, lifecycle).await,
+        };
+        Ok((lane, service))
+    }
+
+    async fn finish(&self, service: Service, lane: Option<CallLane>) -> Result<Live, ConnectError> {
+        let tools = service
+            .list_all_tools()
+            .await
+            .map_err(|e| match e.auth_challenge() {
+                Some(_) => self.sign_in_needed(),
+                None => ConnectError::Tools {
+                    prefix: self.prefix.clone(),
+                    origin: self.origin.clone(),
+                    message: e.to_string(),
+                },
+            })?;
+        let info = service.peer_info();
+        let revision = info
+            .as_ref()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default();
+        let name = info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| s.name.clone());
+        tracing::info!(server = %self.prefix, origin = %self.origin, %revision, tools = tools.len(), "connected");
+        // A lane needs the revision the handshake settled on; without it, rmcp makes the calls.
+        let client = self.handler.get_info();
+        let lane = lane
+            .zip(info.as_ref())
+            .filter(|(lane, info)| lane.set_context(info, &client))
+            .map(|(lane, _)| lane);
+        Ok(Live {
+            service: Arc::new(service),
+            lane,
+            revision,
+            name,
+            tools,
+        })
+    }
+
+    /// A failed handshake in words. For an `https://` server the TLS error is looked for in
+    /// the transport's error; when rmcp kept only words, one handshake of our own says
+    /// whether the certificate was the problem.
+    async fn handshake_failed(&self, error: rmcp::service::ClientInitializeError) -> ConnectError {
+        if let Some(problem) = tls_problem(&error) {
+            return self.certificate_error(&problem);
+        }
+        if error.auth_challenge().is_some() {
+            return self.sign_in_needed();
+        }
+        if let Some(Transport::Http {
+            url, ca_file: ca, ..
+        }) = self.config.transport(&self.prefix).ok()
+            && url.starts_with("https://")
+            && let Ok(inspection) = tls::inspect(&url, ca.as_deref()).await
+            && let Err(problem) = inspection.verdict
+        {
+            return self.certificate_error(&problem);
+        }
+        self.handshake_error(error)
+    }
+
+    fn sign_in_needed(&self) -> ConnectError {
+        ConnectError::SignIn {
+            prefix: self.prefix.clone(),
+            origin: self.origin.clone(),
+            command: crate::auth::login_command(&self.prefix),
+        }
+    }
+
+    fn certificate_error(&self, problem: &CertProblem) -> ConnectError {
+        ConnectError::Certificate {
+            prefix: self.prefix.clone(),
+            origin: self.origin.clone(),
+            advice: problem.advice(
+                &format!("[servers.{}]", self.prefix),
+                self.config.ca_file.as_deref(),
+            ),
+        }
+    }
+
+    fn handshake_error(&self, error: rmcp::service::ClientInitializeError) -> ConnectError {
+        use rmcp::service::ClientInitializeError as E;
+        let (prefix, origin) = (self.prefix.clone(), self.origin.clone());
+        match error {
+            E::NoCompatibleProtocolVersion {
+                client_supported,
+                server_supported,
+            } => ConnectError::NoCommonVersion {
+                prefix,
+                origin,
+                ours: list(&client_supported),
+                theirs: list(&server_supported),
+            },
+            other => ConnectError::Handshake {
+                prefix,
+                origin,
+                message: other.to_string(),
+            },
+        }
+    }
+
+    fn recall(&self) -> Option<Remembered> {
+        let path = self.remembered_at.as_ref()?;
+        let text = std::fs::read_to_string(path).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn remember(&self, remembered: &Remembered) {
+        let Some(path) = &self.remembered_at else {
+            return;
+        };
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, serde_json::to_vec_pretty(remembered)?)
+        };
+        if let Err(e) = write() {
+            tracing::warn!(server = %self.prefix, error = %e, "could not remember the server's revision");
+        }
+    }
+
+    fn forget_remembered(&self) {
+        if let Some(path) = &self.remembered_at {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The TLS problem inside a failed handshake, if that is what failed it.
+fn tls_problem(error: &rmcp::service::ClientInitializeError) -> Option<CertProblem> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    type HttpError = StreamableHttpError<reqwest::Error>;
+    fn peel<'a>(
+        error: &'a (dyn std::error::Error + 'static),
+    ) -> Option<&'a (dyn std::error::Error + 'static)> {
+        match error.downcast_ref::<HttpError>() {
+            // rmcp keeps the client's error out of `source()`.
+            Some(StreamableHttpError::Client(inner)) => Some(inner),
+            _ => None,
+        }
+    }
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+            CertProblem::find_with(error, peel)
+        }
+        _ => None,
+    }
+}
+
+/// A key for one server configuration, without secret values.
+fn config_key(prefix: &str, config: &ServerConfig) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prefix.as_bytes());
+    hasher.update(config.origin().as_bytes());
+    for name in config.env.keys().chain(config.headers.keys()) {
+        hasher.update(name.as_bytes());
+    }
+    format!("{prefix}-{}", hex::encode(&hasher.finalize()[..8]))
+}
+
+fn list(versions: &[ProtocolVersion]) -> String {
+    versions
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether an error means the connection is gone (so the server should be started again).
+pub fn connection_lost(error: &ServiceError) -> bool {
+    matches!(
+        error,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+    ) || matches!(error, ServiceError::Cancelled { .. })
+}
+
+/// A -32021: the server needs a client capability the desk did not declare.
+pub fn missing_capability(error: &ServiceError) -> Option<String> {
+    match error {
+        ServiceError::McpError(e) if e.code == ErrorCode(-32021) => Some(match &e.data {
+            Some(data) => format!("{} ({data})", e.message),
+            None => e.message.to_string(),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,167 @@
+//! The elicitation handler: every server's connection has its own, bound to the prefix the
+//! config gave that server, so a person always sees which server asks. It turns a server's
+//! input request into the host's form and waits for the person's answer (time a person takes
+//! never counts against the call); it never answers on anyone's behalf.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
+    UrlElicitationCapability,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use tokio::sync::mpsc;
+
+use crate::host::api::{FormAnswer, FormAsk, Pending, Question};
+use crate::host::servers::form_wire;
+
+/// The handler of one connection: it knows which server it belongs to, so a person always
+/// sees who asks.
+#[derive(Clone)]
+pub struct HostClient {
+    pub prefix: String,
+    pub origin: String,
+    questions: mpsc::Sender<Question>,
+    /// Time people have spent on this server's questions, and whether one is open now:
+    /// a call's timeout leaves that time out, also for older servers that ask in the
+    /// middle of a call.
+    people: Arc<std::sync::Mutex<PeopleTime>>,
+    /// Tickets with a call in flight to this server, to say which ticket an older server's
+    /// question belongs to when only one can be.
+    in_flight: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+#[derive(Debug, Default)]
+struct PeopleTime {
+    spent: std::time::Duration,
+    open: usize,
+}
+
+impl HostClient {
+    pub fn new(prefix: &str, origin: &str, questions: mpsc::Sender<Question>) -> Self {
+        Self {
+            prefix: prefix.to_owned(),
+            origin: origin.to_owned(),
+            questions,
+            people: Default::default(),
+            in_flight: Default::default(),
+        }
+    }
+
+    /// Time people have spent answering this server so far, and whether a question is open.
+    pub fn time_with_people(&self) -> (std::time::Duration, bool) {
+        let people = self.people.lock().unwrap_or_else(|p| p.into_inner());
+        (people.spent, people.open > 0)
+    }
+
+    /// Marks a ticket's call in flight until the guard drops.
+    pub fn calling(&self, ticket: &str) -> InFlight {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ticket.to_owned());
+        InFlight {
+            tickets: Arc::clone(&self.in_flight),
+            ticket: ticket.to_owned(),
+        }
+    }
+
+    /// The ticket a question without one belongs to, when exactly one call is in flight.
+    fn only_ticket_in_flight(&self) -> Option<String> {
+        let tickets = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        match tickets.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
+    }
+
+    /// Shows a server's request to a person and waits for the answer, as long as it takes.
+    /// A form the host cannot show, or an answer that does not fit it, goes back as cancel.
+    pub async fn ask(&self, ticket: Option<&str>, params: &ElicitRequestParams) -> ElicitResult {
+        let ask = match form_wire::form_ask(&self.prefix, &self.origin, ticket, params) {
+            Ok(ask) => ask,
+            Err(e) => {
+                tracing::warn!(server = %self.prefix, error = %e, "cannot show a server's form; cancelled it");
+                return ElicitResult::new(ElicitationAction::Cancel);
+            }
+        };
+        let started = std::time::Instant::now();
+        self.people.lock().unwrap_or_else(|p| p.into_inner()).open += 1;
+        let answer = ask_person(&self.questions, ask.clone()).await;
+        {
+            let mut people = self.people.lock().unwrap_or_else(|p| p.into_inner());
+            people.open -= 1;
+            people.spent += started.elapsed();
+        }
+        if let (FormAnswer::Accept(_), crate::host::api::FormKind::Url { .. }) =
+            (&answer, &ask.kind)
+        {
+            // URL mode: an accept carries no content.
+            return ElicitResult::new(ElicitationAction::Accept);
+        }
+        if let (FormAnswer::Accept(values), crate::host::api::FormKind::Fields(fields)) =
+            (&answer, &ask.kind)
+            && let Err(problems) = crate::host::servers::form_answers::validate(fields, values)
+        {
+            tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
+            return ElicitResult::new(ElicitationAction::Cancel);
+        }
+        form_wire::elicit_result(&answer)
+    }
+}
+
+/// A ticket's call to a server, in flight until dropped.
+pub struct InFlight {
+    tickets: Arc<std::sync::Mutex<Vec<String>>>,
+    ticket: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = tickets.iter().position(|t| *t == self.ticket) {
+            tickets.remove(index);
+        }
+    }
+}
+
+/// Puts a form in front of a person. If nobody can answer any more, that is a cancel.
+pub async fn ask_person(questions: &mpsc::Sender<Question>, ask: FormAsk) -> FormAnswer {
+    let (pending, answer) = Pending::new(ask);
+    if questions.send(Question::Form(pending)).await.is_err() {
+        return FormAnswer::Cancel;
+    }
+    answer.await.unwrap_or(FormAnswer::Cancel)
+}
+
+impl ClientHandler for HostClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::new(
+            ClientCapabilities::builder()
+                .enable_elicitation_with(
+                    ElicitationCapability::new()
+                        .with_form(FormElicitationCapability::new())
+                        .with_url(UrlElicitationCapability::new()),
+                )
+                .build(),
+            Implementation::new("support-desk", env!("CARGO_PKG_VERSION")),
+        );
+        // What an `initialize` handshake offers: the newest revision it can name. The
+        // discover probe offers 2026-07-28 on its own.
+        config.protocol_version = ProtocolVersion::V_2025_11_25;
+        config
+    }
+
+    /// Input requests from prompts, resource reads and older servers arrive here; the
+    /// host's own tool-call loop answers those of tool calls itself, knowing the ticket.
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ticket = self.only_ticket_in_flight();
+        Ok(self.ask(ticket.as_deref(), &params).await)
+    }
+}

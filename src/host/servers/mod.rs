@@ -1,0 +1,15 @@
+//! The servers wing: reaching a server and calling it. A connection per configured server
+//! (stdio child, in-process pipe or HTTP), its calls with their timeouts and size limits, and
+//! a server's forms as they travel on the wire (its schema turned into the desk's form, a
+//! person's answer checked and sent back).
+//!
+//! Nothing here names the [`Host`](crate::host::core::Host) or a ticket: a caller hands in
+//! what a call needs and gets its outcome back. Whether a call may be made at all is the
+//! gate's question ([`crate::host::gate`]), never this wing's.
+
+pub mod calls;
+pub mod connect;
+pub mod elicitation;
+pub mod form_answers;
+pub mod form_wire;
+pub(crate) mod transport;
