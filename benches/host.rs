@@ -215,7 +215,7 @@ async fn ticket_bench(transport: Transport, scratch: &Path) -> TicketBench {
     assert_eq!((run.model_calls, &run.error), (1, &None), "{run:?}");
     host.shutdown().await;
 
-    let replay = ReplayModel::open(&recorded).expect("the recording just made");
+    let replay = Recording::open_model(&recorded).expect("the recording just made");
     config.model.source = format!("replay:{}", recorded.display());
     let recorder = Recorder::create(&scratch.join(format!("bench-{}", transport.name())))
         .expect("a recording in the scratch directory");

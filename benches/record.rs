@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use serde_json::{Map, Value};
 use support_desk::record::store::DeskRecord;
-use support_desk::recording::Event;
+use support_desk::record::Event;
 
 support_desk::global_allocator!();
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use support_desk::record::postgres::{Live, PgRecord, subscribe};
 use support_desk::record::{DeskRecord, RECORD_FILE};
-use support_desk::recording::Event;
+use support_desk::record::Event;
 
 #[path = "../tests/it/pg_cluster.rs"]
 #[allow(

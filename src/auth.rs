@@ -23,7 +23,7 @@ pub mod visit;
 
 pub use client::{SignInPolicy, SigningClient};
 pub use flow::{SignInError, Target, challenge_of, sign_in};
-pub use identity::{ClientIdentity, OAuthConfig, PrivateKey};
+pub use identity::{ClientIdentity, PrivateKey};
 pub use revoke::{Revocation, revoke};
 pub use store::{GrantStore, GrantSummary};
 pub use visit::{Headless, Loopback, Visitor};

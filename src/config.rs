@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use crate::model::openai::{Recipe, Sampling};
 
 mod desk;
+mod oauth;
 pub use desk::{DeskSection, FirstTool, IdentifierPattern};
+pub use oauth::OAuthConfig;
 
 pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");
 
@@ -144,7 +146,7 @@ pub struct ServerConfig {
     /// How the desk signs in to `url` with OAuth when the server asks (`[servers.X.oauth]`);
     /// without it the desk still signs in, registering itself with the authorization server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oauth: Option<crate::auth::OAuthConfig>,
+    pub oauth: Option<OAuthConfig>,
     /// A PEM file of CA certificates trusted for an `https://` `url`, besides the system's
     /// roots (for a server whose certificate a private CA signed).
     #[serde(default, skip_serializing_if = "Option::is_none")]

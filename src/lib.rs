@@ -21,6 +21,7 @@ pub mod serve;
 pub mod shop;
 pub mod startup;
 pub mod tickets;
+pub mod text;
 pub mod tls;
 pub mod ui;
 pub mod wire;

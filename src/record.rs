@@ -8,6 +8,7 @@
 //! directory ([`store`]).
 
 pub mod engine;
+pub mod event;
 mod journal;
 mod migrate;
 pub mod postgres;
@@ -21,6 +22,7 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use engine::{EngineError, Record};
+pub use event::{Event, Finding, Manifest, Outcome, PersonPrompt};
 pub use state::{Lifecycle, TicketState};
 pub use store::{Appended, DeskRecord, RecordError, Stored};
 

@@ -3,12 +3,10 @@
 //! per ticket and stops quietly at a last line cut off mid-write.
 
 pub mod compare;
-pub mod event;
 pub mod reader;
 pub mod review;
 pub mod summary;
 pub mod writer;
 
-pub use event::{Event, Manifest};
 pub use reader::Recording;
 pub use writer::Recorder;

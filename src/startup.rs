@@ -13,7 +13,7 @@ use crate::host::core::Storage;
 use crate::host::servers::connect::InProcessServers;
 use crate::model::Model;
 use crate::model::openai::OpenAiChat;
-use crate::model::replay::ReplayModel;
+use crate::recording::Recording;
 use crate::record::DeskRecord;
 use crate::recording::Recorder;
 use crate::tickets::Ticket;
@@ -24,7 +24,7 @@ pub mod serve;
 pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
     let source = config.model.source.as_str();
     if let Some(path) = source.strip_prefix("replay:") {
-        let model = ReplayModel::open(&recording_path(path))
+        let model = Recording::open_model(&recording_path(path))
             .with_context(|| format!("loading the recording for {source}"))?;
         return Ok(Model::Replay(model));
     }

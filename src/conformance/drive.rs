@@ -168,7 +168,7 @@ async fn answer_with_defaults(mut asked: mpsc::Receiver<Question>) {
             Question::Form(pending) => {
                 let answer = match &pending.ask.kind {
                     FormKind::Fields(fields) => {
-                        FormAnswer::Accept(crate::host::servers::form_answers::defaults(fields))
+                        FormAnswer::Accept(crate::host::api::form_answers::defaults(fields))
                     }
                     FormKind::Url { .. } => FormAnswer::Decline,
                 };

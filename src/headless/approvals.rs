@@ -14,7 +14,6 @@ use crate::host::core::{Host, Storage};
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
 use crate::record::Record;
-use crate::recording::Recording;
 use crate::startup::{host_parts, load_tickets};
 
 /// How a lead answers an approval from a script.
@@ -87,14 +86,7 @@ pub async fn approve(
     let view = crate::host::people::approvals::view(&approval);
     let answer = form_answer(&view.fields, answer)?;
     // Answering asks no model: the host gets one that has nothing to say.
-    let model = Model::Replay(ReplayModel::from_recording(
-        "approve (asks no model)".to_owned(),
-        &Recording {
-            manifests: vec![],
-            events: vec![],
-            truncated: false,
-        },
-    ));
+    let model = Model::Replay(ReplayModel::empty("approve (asks no model)".to_owned()));
     let tickets = load_tickets(&config)?;
     let (questions_tx, mut questions) = tokio::sync::mpsc::channel(4);
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
@@ -149,7 +141,7 @@ fn form_answer(fields: &[Field], answer: Answer) -> anyhow::Result<FormAnswer> {
         Answer::Cancel => return Ok(FormAnswer::Cancel),
         Answer::Accept(given) => given,
     };
-    let mut values = crate::host::servers::form_answers::defaults(fields);
+    let mut values = crate::host::api::form_answers::defaults(fields);
     for (name, text) in given {
         let Some(field) = fields.iter().find(|f| f.name == name) else {
             let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
@@ -160,7 +152,7 @@ fn form_answer(fields: &[Field], answer: Answer) -> anyhow::Result<FormAnswer> {
         };
         values.insert(name, typed(field, &text)?);
     }
-    if let Err(problems) = crate::host::servers::form_answers::validate(fields, &values) {
+    if let Err(problems) = crate::host::api::form_answers::validate(fields, &values) {
         let said: Vec<String> = problems
             .iter()
             .map(|p| format!("{}: {}", p.field, p.problem))

@@ -10,7 +10,8 @@ use super::script::{Script, answerers};
 use super::{RunOptions, checked_tickets, work};
 use crate::config::DeskConfig;
 use crate::recording::summary::Summary;
-use crate::recording::{Event, Manifest, Recorder, Recording};
+use crate::record::{Event, Manifest};
+use crate::recording::{Recorder, Recording};
 use crate::startup::build_model;
 
 /// A ticket left unfinished after a call outside the allow list may already have changed

@@ -46,7 +46,7 @@ fn scripted_accept(kind: &FormKind) -> FormAnswer {
     let FormKind::Fields(fields) = kind else {
         return FormAnswer::Accept(BTreeMap::new());
     };
-    let mut values = crate::host::servers::form_answers::defaults(fields);
+    let mut values = crate::host::api::form_answers::defaults(fields);
     for field in fields {
         if values.contains_key(&field.name) {
             continue;

@@ -12,7 +12,6 @@ use crate::host::core::{Host, Storage};
 use crate::host::gate::consent::PinStatus;
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
-use crate::recording::Recording;
 
 /// Connects to every configured server and describes it.
 pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::Result<String> {
@@ -53,10 +52,7 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
             accept_forms: false,
         },
     ));
-    let model = Model::Replay(ReplayModel::from_recording(
-        "none".into(),
-        &Recording::default(),
-    ));
+    let model = Model::Replay(ReplayModel::empty("none".into()));
     let storage = Storage {
         data_dir,
         record: None,

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 
 use tokio::sync::oneshot;
 
-pub use super::checks::Finding;
+pub use crate::record::{Finding, Outcome, PersonPrompt};
 pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
-pub use super::task::HostHandle;
-pub use crate::host::servers::form_answers::{FieldProblem, defaults, validate};
+pub mod form_answers;
+
+pub use form_answers::{FieldProblem, defaults, validate};
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
@@ -103,53 +104,6 @@ pub struct ApprovalView {
     pub fields: Vec<Field>,
     /// The lead whose desk is answering it right now.
     pub answering_by: Option<String>,
-}
-
-/// A server prompt a person chose for a ticket (`shop.refund_order`), with their arguments.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PersonPrompt {
-    pub name: String,
-    pub arguments: BTreeMap<String, String>,
-}
-
-/// The outcome of one tool call, as the model is told it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The tool ran and answered.
-    Result,
-    /// The tool ran and reported an error (`isError`), which the model can act on.
-    ToolError,
-    /// A person declined the call; it never reached the server.
-    Declined,
-    /// The name matched no tool the host offered; nothing was called.
-    UnknownTool,
-    /// The call did not finish: timed out, ran past the input-request round cap, or the
-    /// server went away.
-    Failed,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 5] = [
-        Outcome::Result,
-        Outcome::ToolError,
-        Outcome::Declined,
-        Outcome::UnknownTool,
-        Outcome::Failed,
-    ];
-
-    /// How the outcome is named in a `<tool_response>` block and in summaries.
-    pub fn label(self) -> &'static str {
-        match self {
-            Outcome::Result => "result",
-            Outcome::ToolError => "tool error",
-            Outcome::Declined => "declined",
-            Outcome::UnknownTool => "unknown tool",
-            Outcome::Failed => "failed",
-        }
-    }
 }
 
 /// A server as the desk shows it.
@@ -406,4 +360,12 @@ impl<Q, A> Pending<Q, A> {
 pub enum Question {
     Consent(Pending<ConsentAsk, ConsentAnswer>),
     Form(Pending<FormAsk, FormAnswer>),
+}
+
+/// The driver's ends of the channels.
+pub struct HostHandle {
+    pub commands: tokio::sync::mpsc::Sender<Command>,
+    pub events: tokio::sync::mpsc::UnboundedReceiver<HostEvent>,
+    pub questions: tokio::sync::mpsc::Receiver<Question>,
+    pub task: tokio::task::JoinHandle<()>,
 }

@@ -17,7 +17,7 @@ pub struct Attached {
 }
 
 use super::api::{Question, ServerSummary};
-use super::checks::Finding;
+use crate::record::Finding;
 use super::events::HostEvent;
 use crate::config::DeskConfig;
 use crate::host::gate::consent::{self, ConsentGate, Pins};
@@ -27,7 +27,8 @@ use crate::host::servers::connect::{InProcessServers, Reach, ServerConn};
 use crate::model::Model;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, EngineError, Record, RecordError};
-use crate::recording::{Event, Recorder};
+use crate::record::Event;
+use crate::recording::Recorder;
 use crate::tickets::Ticket;
 
 pub struct Host {
@@ -365,7 +366,7 @@ impl Host {
     }
 
     /// Writes an event that is not a ticket's (the manifest) to the recording.
-    pub async fn record_manifest(&self, manifest: crate::recording::Manifest) {
+    pub async fn record_manifest(&self, manifest: crate::record::Manifest) {
         self.report_in_run(Event::Manifest(Box::new(manifest)))
             .await;
     }

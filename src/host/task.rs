@@ -6,21 +6,13 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::api::{Command, PersonPrompt, Question};
+use super::api::{Command, HostHandle, PersonPrompt, Question};
 use super::core::{Host, HostParts};
 use super::events::HostEvent;
 use crate::record::EngineError;
-use crate::recording::Manifest;
-use crate::recording::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
+use crate::record::Manifest;
+use crate::record::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
 use crate::recording::summary::{QueueTally, Summary};
-
-/// The driver's ends of the channels.
-pub struct HostHandle {
-    pub commands: mpsc::Sender<Command>,
-    pub events: mpsc::UnboundedReceiver<HostEvent>,
-    pub questions: mpsc::Receiver<Question>,
-    pub task: tokio::task::JoinHandle<()>,
-}
 
 /// Who answers the host's questions, for the recording's manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,11 +2,17 @@
 //! When nothing matches, it says where the run left the recording.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use super::chat::{ChatRequest, Reply};
-use crate::recording::reader::ReadError;
-use crate::recording::{Event, Recording};
+
+/// One model call as a recording holds it: the messages' hash and the reply to them.
+#[derive(Debug, Clone)]
+pub struct RecordedCall {
+    pub ticket: String,
+    pub turn: u32,
+    pub messages_hash: String,
+    pub reply: Reply,
+}
 
 pub struct ReplayModel {
     source: String,
@@ -15,36 +21,26 @@ pub struct ReplayModel {
 }
 
 impl ReplayModel {
-    pub fn open(path: &Path) -> Result<Self, ReadError> {
-        Ok(Self::from_recording(
-            path.display().to_string(),
-            &Recording::read(path)?,
-        ))
-    }
-
-    pub fn from_recording(source: String, recording: &Recording) -> Self {
+    /// A model that answers the recorded calls, named by `source` (where they came from).
+    pub fn new(source: String, calls: impl IntoIterator<Item = RecordedCall>) -> Self {
         let mut answers = HashMap::new();
         let mut recorded_turns = HashMap::new();
-        for event in &recording.events {
-            if let Event::ModelCall {
-                ticket,
-                turn,
-                messages_hash,
-                reply,
-                ..
-            } = event
-            {
-                answers
-                    .entry(messages_hash.clone())
-                    .or_insert_with(|| reply.clone());
-                recorded_turns.insert((ticket.clone(), *turn), messages_hash.clone());
-            }
+        for call in calls {
+            answers
+                .entry(call.messages_hash.clone())
+                .or_insert(call.reply);
+            recorded_turns.insert((call.ticket, call.turn), call.messages_hash);
         }
         Self {
             source,
             answers,
             recorded_turns,
         }
+    }
+
+    /// A model with nothing recorded, for a host that asks no model (answering an approval).
+    pub fn empty(source: String) -> Self {
+        Self::new(source, [])
     }
 
     pub fn describe(&self) -> String {

@@ -5,7 +5,7 @@
 use super::postgres::{Approval, NewApproval, PgError, PgRecord};
 use super::state::TicketState;
 use super::store::{Appended, DeskRecord, RecordError, Stored};
-use crate::recording::Event;
+use crate::record::Event;
 
 pub enum Record {
     /// One person's desk: its SQLite file (or memory, for a one-off run).

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::state::TicketState;
-use crate::recording::Event;
+use crate::record::Event;
 
 /// The journal beside the record at `record`.
 pub(super) fn path_for(record: &Path) -> PathBuf {

@@ -25,7 +25,7 @@ use tokio_postgres::{Client, GenericClient, Row, Transaction};
 
 use super::state::{Refusal, Stamp, TicketState};
 use super::store::{Appended, Stored};
-use crate::recording::Event;
+use crate::record::Event;
 pub use approvals::{Approval, NewApproval};
 pub use claims::{Claim, LEASE, TakenOver};
 use connect::Target;

@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::api::Outcome;
-use crate::host::checks::Finding;
-use crate::recording::Event;
+use crate::record::Outcome;
+use crate::record::Finding;
+use crate::record::Event;
 
 /// Where a ticket stands in its life at the desk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use super::journal;
 use super::state::{Refusal, Stamp, TicketState};
-use crate::recording::Event;
+use crate::record::Event;
 
 mod appender;
 mod opening;

@@ -7,10 +7,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::host::api::Outcome;
-use crate::host::checks::Finding;
+use crate::record::Outcome;
+use crate::record::Finding;
 use crate::model::chat::Reply;
-use crate::recording::Event;
+use crate::record::Event;
 
 /// One entry of a ticket's transcript.
 #[derive(Debug, Clone, PartialEq)]

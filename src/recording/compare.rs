@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::event::Event;
+use crate::record::event::Event;
 use super::reader::{ReadError, Recording};
 use crate::host::api::Outcome;
 use crate::recording::summary::Summary;
@@ -225,7 +225,7 @@ impl RunFacts {
 }
 
 /// A finding's check name, as the recording writes it (`refund_promised_without_refund`).
-fn check_name(finding: &crate::host::checks::Finding) -> String {
+fn check_name(finding: &crate::record::Finding) -> String {
     serde_json::to_value(finding)
         .ok()
         .and_then(|v| v.get("check").and_then(|c| c.as_str()).map(str::to_owned))

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::event::{Event, Manifest};
+use crate::model::replay::{RecordedCall, ReplayModel};
+use crate::record::event::{Event, Manifest};
 use super::writer::events_file;
 
 #[derive(Debug, Clone, Default)]
@@ -37,6 +38,31 @@ pub enum ReadError {
 }
 
 impl Recording {
+    /// The model this recording answers as: every recorded model call, by the messages it saw.
+    pub fn replay_model(&self, source: String) -> ReplayModel {
+        let calls = self.events.iter().filter_map(|event| match event {
+            Event::ModelCall {
+                ticket,
+                turn,
+                messages_hash,
+                reply,
+                ..
+            } => Some(RecordedCall {
+                ticket: ticket.clone(),
+                turn: *turn,
+                messages_hash: messages_hash.clone(),
+                reply: reply.clone(),
+            }),
+            _ => None,
+        });
+        ReplayModel::new(source, calls)
+    }
+
+    /// Reads the recording at `path` and answers as its model.
+    pub fn open_model(path: &Path) -> Result<ReplayModel, ReadError> {
+        Ok(Self::read(path)?.replay_model(path.display().to_string()))
+    }
+
     /// Reads a recording: a `.jsonl` file, or a directory whose `*.jsonl` files are batches
     /// read in name order.
     pub fn read(path: &Path) -> Result<Self, ReadError> {

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::event::{Event, Manifest};
+use crate::record::event::{Event, Manifest};
 use super::reader::{ReadError, Recording};
-use crate::host::api::Outcome;
+use crate::record::Outcome;
 use crate::record::transcript::{Entry, EntryKind, entries_of};
 use crate::recording::summary::Summary;
 use crate::tickets::Ticket;

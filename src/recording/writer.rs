@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::event::Event;
+use crate::record::event::Event;
 
 pub struct Recorder {
     path: PathBuf,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support_desk::record::Lifecycle;
 use support_desk::record::postgres::PgRecord;
-use support_desk::recording::Event;
+use support_desk::record::Event;
 use support_desk::shop::QuoteIds;
 use support_desk::shop::http::StaffTokens;
 use support_desk::shop::store::SqliteStore;

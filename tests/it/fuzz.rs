@@ -20,7 +20,8 @@ use serde_json::{Map, Value};
 use support_desk::host::api::validate;
 use support_desk::host::api::{Choice, Field, FieldKind, FieldValue, TextFormat};
 use support_desk::model::textcalls::{TextCall, parse_text_call, write_text_call};
-use support_desk::recording::{Event, Recording};
+use support_desk::record::Event;
+use support_desk::recording::Recording;
 
 // ---------------------------------------------------------------------------------------
 // The text-call parser

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support_desk::config::ServerConfig;
 use support_desk::host::api::{FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, Outcome};
-use support_desk::recording::Event;
+use support_desk::record::Event;
 
 use crate::host::{Harness, Setup, harness};
 use crate::mock_model::{call, scripted, words};

@@ -15,7 +15,7 @@ use std::process::Stdio;
 
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use support_desk::auth::OAuthConfig;
+use support_desk::config::OAuthConfig;
 use support_desk::config::ServerConfig;
 use support_desk::host::servers::connect::{CONNECT_TIMEOUT, Reach, ServerConn};
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use support_desk::record::store::replay;
 use support_desk::record::{DeskRecord, RECORD_FILE};
-use support_desk::recording::Event;
+use support_desk::record::Event;
 
 /// Set for the child: the data directory it appends in.
 const CHILD_DIR: &str = "DESK_RECORD_KILL_CHILD_DIR";

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use support_desk::config::DeskConfig;
 use support_desk::headless::{RunOptions, Script, summarize};
-use support_desk::recording::{Event, Manifest, Recording};
+use support_desk::record::{Event, Manifest};
+use support_desk::recording::Recording;
 
 use crate::host::shop_config;
 

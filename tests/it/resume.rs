@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support_desk::recording::{Event, Recording};
+use support_desk::record::Event;
+use support_desk::recording::Recording;
 use support_desk::shop::{QuoteIds, ShopWorld, SqliteStore};
 
 use crate::mock_model::{Brain, MockModel, call, tool_messages, words};

@@ -5,7 +5,7 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 use support_desk::host::api::{ApprovalView, Command, Field, FieldKind, Outcome};
 use support_desk::host::events::HostEvent;
-use support_desk::recording::Event;
+use support_desk::record::Event;
 use support_desk::ui::app::Modal;
 
 use crate::ui_desk::{

@@ -196,7 +196,7 @@ fn not_for_customer(text: &str, tools: &[String]) -> Vec<Finding> {
         push("a tool name", words);
     }
     if let Some(at) = json_start(text) {
-        push("JSON", crate::host::gate::provenance::cut(&text[at..], 60));
+        push("JSON", crate::text::cut(&text[at..], 60));
     }
     let markup = [
         "<tool_response",

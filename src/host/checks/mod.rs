@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::host::api::Outcome;
+use crate::record::{Finding, Outcome};
 use crate::money::Cents;
 
 /// One tool call of this ticket as it really ran.
@@ -23,69 +23,6 @@ pub struct CallFact {
     pub arguments: serde_json::Map<String, Value>,
     /// The text the tool returned, JSON or words.
     pub result: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "check", rename_all = "snake_case")]
-pub enum Finding {
-    /// The reply tells the customer a refund is made or coming, but no issue_refund call in
-    /// this ticket returned a released refund.
-    RefundPromisedWithoutRefund { phrase: String },
-    /// The reply states an amount that no tool result (nor the ticket text) contained.
-    AmountNotFromTool { amount: String },
-    /// The reply claims something a declined or failed call would have done.
-    PromiseOfFailedCall { tool: String, phrase: String },
-    /// The reply says a refund is done or paid while the shop holds it for a lead.
-    HeldRefundCalledDone { phrase: String },
-    /// The reply states a fact (a tracking number, a date, an order's state) that no tool
-    /// result of this ticket supports.
-    Unsupported { kind: String, words: String },
-    /// The reply holds what a customer must never read: a placeholder, a tool name, JSON or
-    /// the host's markup.
-    NotForCustomer { kind: String, words: String },
-    /// The reply refuses the customer, says next to nothing (a greeting and the signature), or
-    /// is empty.
-    NoAnswer { words: String },
-    /// The reply mostly repeats the customer's own message.
-    Echo { percent: u32 },
-    /// A finding an older desk file kept only as its sentence; carried over as it was.
-    Carried { reason: String },
-}
-
-impl Finding {
-    /// One sentence for the person reviewing the draft: what is wrong and what to check.
-    pub fn reason(&self) -> String {
-        match self {
-            Finding::RefundPromisedWithoutRefund { phrase } => format!(
-                "The reply promises a refund (\"{phrase}\") but no refund was released in this ticket; check the call log and the order, and reword the reply or issue the refund."
-            ),
-            Finding::AmountNotFromTool { amount } => format!(
-                "The reply states EUR {amount}, which no tool result of this ticket contains (the customer's own figures do not count); check the amount against the order or the quote."
-            ),
-            Finding::Unsupported { kind, words } => format!(
-                "The reply gives the {kind} \"{words}\", which no tool result of this ticket supports; check it against the order or the parcel, or leave it out."
-            ),
-            Finding::NotForCustomer { kind, words } => format!(
-                "The reply holds {kind} (\"{words}\"), which must not reach a customer; rewrite that part."
-            ),
-            Finding::NoAnswer { words } if words.is_empty() => {
-                "The reply is empty; write an answer to the customer.".to_owned()
-            }
-            Finding::NoAnswer { words } => format!(
-                "The reply does not answer the customer (\"{words}\"): it refuses, or says next to nothing; write an answer to what they asked."
-            ),
-            Finding::Echo { percent } => format!(
-                "The reply mostly repeats the customer's own message ({percent}% of it); write an answer to what they asked."
-            ),
-            Finding::PromiseOfFailedCall { tool, phrase } => format!(
-                "The reply says \"{phrase}\" but {tool} did not succeed in this ticket; check the call log and tell the customer what really happened."
-            ),
-            Finding::HeldRefundCalledDone { phrase } => format!(
-                "The reply calls the refund done (\"{phrase}\") but the shop holds it for a lead; tell the customer it awaits a lead's review."
-            ),
-            Finding::Carried { reason } => reason.clone(),
-        }
-    }
 }
 
 /// A draft after the checks: the text the customer would get, and what is wrong with it.

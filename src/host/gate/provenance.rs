@@ -134,16 +134,7 @@ fn shown(value: &Value) -> String {
 
 /// At most 60 characters of a value, marked when cut.
 pub fn short(text: &str) -> String {
-    cut(text, 60)
-}
-
-/// At most `max` characters of `text`, marked with the whole length when cut.
-pub fn cut(text: &str, max: usize) -> String {
-    let mut chars = text.char_indices();
-    match chars.nth(max) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
-    }
+    crate::text::cut(text, 60)
 }
 
 /// The forms a value may take in a customer's text: as written, without dashes and spaces,

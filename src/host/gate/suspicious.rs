@@ -95,7 +95,7 @@ pub fn scan(tool: &Tool, others: &[String]) -> Vec<Suspicion> {
             let lower = sentence.to_lowercase();
             let mut push = |why: String| {
                 let suspicion = Suspicion {
-                    span: crate::host::gate::provenance::cut(sentence, SPAN_CHARS),
+                    span: crate::text::cut(sentence, SPAN_CHARS),
                     why,
                 };
                 if !found.contains(&suspicion) {

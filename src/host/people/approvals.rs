@@ -19,7 +19,7 @@ use crate::host::servers::connect::ServerConn;
 use crate::host::servers::elicitation::ask_person;
 use crate::host::servers::form_wire;
 use crate::record::postgres::{Approval, NewApproval};
-use crate::recording::Event;
+use crate::record::Event;
 
 impl Host {
     /// Whether this tool's forms go to the team's leads from this desk: the config says they
@@ -120,7 +120,7 @@ impl Host {
             },
         };
         if let (FormAnswer::Accept(values), FormKind::Fields(fields)) = (&answer, &ask.kind)
-            && let Err(problems) = crate::host::servers::form_answers::validate(fields, values)
+            && let Err(problems) = crate::host::api::form_answers::validate(fields, values)
         {
             return Err(format!(
                 "the answer does not fit the form of approval {id}: {}",

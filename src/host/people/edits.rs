@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::host::checks::{self, CallFact, Finding};
+use crate::host::checks::{self, CallFact};
+use crate::record::Finding;
 use crate::host::core::Host;
 use crate::record::EngineError;
-use crate::recording::Event;
+use crate::record::Event;
 
 impl Host {
     /// What the latest run of `ticket` really did, as the record holds it: each call with

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::host::core::{Host, TicketRun};
 use crate::host::events::HostEvent;
 use crate::record::postgres::{Live, subscribe};
-use crate::recording::Event;
+use crate::record::Event;
 use crate::tickets::Ticket;
 
 /// How often a desk renews the claim on a ticket it is working (a claim lasts 30 s).

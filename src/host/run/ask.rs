@@ -18,7 +18,7 @@ use crate::host::gate::tools::Held;
 use crate::host::servers::connect::ServerConn;
 use crate::model::chat::ToolCall;
 use crate::record::transcript::display_arguments;
-use crate::recording::Event;
+use crate::record::Event;
 
 /// A call about to go to its server, as consent sees it.
 pub(in crate::host) struct Consent<'a> {

@@ -8,7 +8,7 @@ use crate::host::core::Host;
 use crate::model::chat::{Reply, ToolCall};
 use crate::record::Lifecycle;
 use crate::record::store::Stored;
-use crate::recording::Event;
+use crate::record::Event;
 use crate::tickets::Ticket;
 
 /// Where a ticket's next run starts.

@@ -3,7 +3,6 @@
 
 use crate::host::api::Outcome;
 use crate::host::checks::CallFact;
-use crate::host::gate::provenance;
 use crate::host::run::system_prompt;
 use crate::model::chat::{Message, ToolCall, ToolSpec, tool_response_block};
 
@@ -128,7 +127,7 @@ impl Conversation {
             "not run again: this exact call already came back \"{}\" on turn {} ({}). Change the arguments, use another tool, or write the reply to the customer with what you know.",
             earlier.outcome.label(),
             earlier.turn,
-            provenance::cut(first_line(&earlier.result), 200)
+            crate::text::cut(first_line(&earlier.result), 200)
         ))
     }
 }

@@ -8,7 +8,7 @@ use crate::host::core::Attached;
 use crate::host::core::Host;
 use crate::host::servers::calls;
 use crate::host::servers::connect::ServerConn;
-use crate::recording::Event;
+use crate::record::Event;
 
 impl Host {
     pub(in crate::host) async fn attach_marked_resources(&self) -> Vec<Attached> {

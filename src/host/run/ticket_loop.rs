@@ -22,7 +22,7 @@ use crate::host::run::system_prompt;
 use crate::host::servers::calls::{self, CallPlan};
 use crate::host::servers::connect::ServerConn;
 use crate::model::chat::{ChatRequest, Message, Reply, ToolCall};
-use crate::recording::Event;
+use crate::record::Event;
 use crate::tickets::Ticket;
 
 impl Host {

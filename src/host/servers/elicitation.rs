@@ -103,7 +103,7 @@ impl HostClient {
         }
         if let (FormAnswer::Accept(values), crate::host::api::FormKind::Fields(fields)) =
             (&answer, &ask.kind)
-            && let Err(problems) = crate::host::servers::form_answers::validate(fields, values)
+            && let Err(problems) = crate::host::api::form_answers::validate(fields, values)
         {
             tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
             return ElicitResult::new(ElicitationAction::Cancel);

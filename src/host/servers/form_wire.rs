@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::host::api::{
     Choice, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, TextFormat,
 };
-use crate::host::servers::form_answers::is_option;
+use crate::host::api::form_answers::is_option;
 
 /// A request the desk cannot show as asked. Answer it with a cancel: never guess at a form.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -234,7 +234,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    use crate::host::servers::form_answers::{FieldProblem, defaults, format_problem, validate};
+    use crate::host::api::form_answers::{FieldProblem, defaults, format_problem, validate};
     use FieldValue::{Boolean, Integer, Number};
     use TextFormat::{Date, DateTime, Email, Uri};
 

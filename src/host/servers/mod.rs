@@ -10,6 +10,5 @@
 pub mod calls;
 pub mod connect;
 pub mod elicitation;
-pub mod form_answers;
 pub mod form_wire;
 pub(crate) mod transport;

@@ -11,7 +11,7 @@ use tokio_postgres::GenericClient;
 
 use super::{PgError, PgRecord, TAKE_TURN};
 use crate::record::store::Appended;
-use crate::recording::Event;
+use crate::record::Event;
 
 /// How long a claim holds without being renewed; the database refuses longer ones.
 pub const LEASE: Duration = Duration::from_secs(30);

@@ -1,7 +1,7 @@
 use serde_json::Map;
 
 use super::*;
-use crate::host::checks::Finding;
+use crate::record::Finding;
 use crate::model::chat::Reply;
 
 fn started(ticket: &str) -> Event {

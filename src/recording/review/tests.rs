@@ -3,7 +3,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::host::checks::Finding;
+use crate::record::Finding;
 use crate::model::chat::{Reply, ToolCall};
 
 fn ticket(id: &str, expected_tool: &str, injected: bool) -> Ticket {

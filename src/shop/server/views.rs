@@ -44,10 +44,7 @@ const ECHO_CHARS: usize = 40;
 /// At most a short prefix of what the caller wrote, with its length when cut: an error about
 /// a three-megabyte "order number" need not repeat it.
 pub(super) fn quoted(text: &str) -> String {
-    match text.char_indices().nth(ECHO_CHARS) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
-    }
+    crate::text::cut(text, ECHO_CHARS)
 }
 
 /// The error with every argument it echoes cut to a short prefix.

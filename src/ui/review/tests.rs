@@ -10,7 +10,7 @@ use super::*;
 use crate::host::api::{Entry, EntryKind, Finding, Outcome, Ticket};
 use crate::model::chat::Reply;
 use crate::record::transcript::entries_of;
-use crate::recording::Event;
+use crate::record::Event;
 use crate::recording::reader::Recording;
 use crate::ui::transcript;
 

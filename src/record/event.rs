@@ -1,12 +1,13 @@
-//! What a recording holds.
+//! The record's vocabulary: every event a desk appends (a run's calls and outcomes, people's
+//! edits, sends and answers), the outcome of a tool call, a draft's findings, and the manifest
+//! that opens a recording. The desk's record stores these; a recording is the same events as
+//! JSONL ([`crate::recording`]). Nothing here knows how they are stored or who produced them.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::host::api::{Outcome, PersonPrompt};
-use crate::host::checks::Finding;
 use crate::model::chat::Reply;
 
 /// The recording format's version, in every manifest.
@@ -288,4 +289,114 @@ pub struct ServerManifest {
     pub revision: String,
     /// sha256 of each tool's pinned definition.
     pub tools: BTreeMap<String, String>,
+}
+
+/// A server prompt a person chose for a ticket (`shop.refund_order`), with their arguments.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PersonPrompt {
+    pub name: String,
+    pub arguments: BTreeMap<String, String>,
+}
+
+/// The outcome of one tool call, as the model is told it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and answered.
+    Result,
+    /// The tool ran and reported an error (`isError`), which the model can act on.
+    ToolError,
+    /// A person declined the call; it never reached the server.
+    Declined,
+    /// The name matched no tool the host offered; nothing was called.
+    UnknownTool,
+    /// The call did not finish: timed out, ran past the input-request round cap, or the
+    /// server went away.
+    Failed,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Result,
+        Outcome::ToolError,
+        Outcome::Declined,
+        Outcome::UnknownTool,
+        Outcome::Failed,
+    ];
+
+    /// How the outcome is named in a `<tool_response>` block and in summaries.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Result => "result",
+            Outcome::ToolError => "tool error",
+            Outcome::Declined => "declined",
+            Outcome::UnknownTool => "unknown tool",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "check", rename_all = "snake_case")]
+pub enum Finding {
+    /// The reply tells the customer a refund is made or coming, but no issue_refund call in
+    /// this ticket returned a released refund.
+    RefundPromisedWithoutRefund { phrase: String },
+    /// The reply states an amount that no tool result (nor the ticket text) contained.
+    AmountNotFromTool { amount: String },
+    /// The reply claims something a declined or failed call would have done.
+    PromiseOfFailedCall { tool: String, phrase: String },
+    /// The reply says a refund is done or paid while the shop holds it for a lead.
+    HeldRefundCalledDone { phrase: String },
+    /// The reply states a fact (a tracking number, a date, an order's state) that no tool
+    /// result of this ticket supports.
+    Unsupported { kind: String, words: String },
+    /// The reply holds what a customer must never read: a placeholder, a tool name, JSON or
+    /// the host's markup.
+    NotForCustomer { kind: String, words: String },
+    /// The reply refuses the customer, says next to nothing (a greeting and the signature), or
+    /// is empty.
+    NoAnswer { words: String },
+    /// The reply mostly repeats the customer's own message.
+    Echo { percent: u32 },
+    /// A finding an older desk file kept only as its sentence; carried over as it was.
+    Carried { reason: String },
+}
+
+impl Finding {
+    /// One sentence for the person reviewing the draft: what is wrong and what to check.
+    pub fn reason(&self) -> String {
+        match self {
+            Finding::RefundPromisedWithoutRefund { phrase } => format!(
+                "The reply promises a refund (\"{phrase}\") but no refund was released in this ticket; check the call log and the order, and reword the reply or issue the refund."
+            ),
+            Finding::AmountNotFromTool { amount } => format!(
+                "The reply states EUR {amount}, which no tool result of this ticket contains (the customer's own figures do not count); check the amount against the order or the quote."
+            ),
+            Finding::Unsupported { kind, words } => format!(
+                "The reply gives the {kind} \"{words}\", which no tool result of this ticket supports; check it against the order or the parcel, or leave it out."
+            ),
+            Finding::NotForCustomer { kind, words } => format!(
+                "The reply holds {kind} (\"{words}\"), which must not reach a customer; rewrite that part."
+            ),
+            Finding::NoAnswer { words } if words.is_empty() => {
+                "The reply is empty; write an answer to the customer.".to_owned()
+            }
+            Finding::NoAnswer { words } => format!(
+                "The reply does not answer the customer (\"{words}\"): it refuses, or says next to nothing; write an answer to what they asked."
+            ),
+            Finding::Echo { percent } => format!(
+                "The reply mostly repeats the customer's own message ({percent}% of it); write an answer to what they asked."
+            ),
+            Finding::PromiseOfFailedCall { tool, phrase } => format!(
+                "The reply says \"{phrase}\" but {tool} did not succeed in this ticket; check the call log and tell the customer what really happened."
+            ),
+            Finding::HeldRefundCalledDone { phrase } => format!(
+                "The reply calls the refund done (\"{phrase}\") but the shop holds it for a lead; tell the customer it awaits a lead's review."
+            ),
+            Finding::Carried { reason } => reason.clone(),
+        }
+    }
 }
