@@ -12,7 +12,7 @@
 //!   (route, consent check, call, recording, one more replayed model turn). Criterion times
 //!   each; then one loop times every call alone, the paths taking turns, for the median and
 //!   p99 and the ratios between paths.
-//! - `replay`: the committed 48-ticket recording replayed through `headless::run` against
+//! - `replay`: the committed 48-ticket recording replayed through `commands::run::run` against
 //!   the bundled servers, the shop as the built binary over stdio.
 //! - `concurrency`: the 48 tickets against a mock OpenAI-compatible model that answers every
 //!   request after a fixed 100 ms, at concurrency 1, 4 and 8, against the ideal.
@@ -34,15 +34,15 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value, json};
+use support_desk::commands::run::{self as headless, RunOptions, Script};
 use support_desk::config::{DeskConfig, ServerConfig};
-use support_desk::headless::{self, RunOptions, Script};
 use support_desk::host::api::Outcome;
 use support_desk::host::core::{Host, Storage};
 use support_desk::host::servers::calls::{self, CallPlan};
 use support_desk::host::servers::connect::{CONNECT_TIMEOUT, Live, Reach, ServerConn};
 use support_desk::model::Model;
-use support_desk::model::replay::ReplayModel;
-use support_desk::recording::Recorder;
+use support_desk::recording::{Recorder, Recording};
+
 use support_desk::tickets::Ticket;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
@@ -65,7 +65,7 @@ const CONCURRENCY_GOAL: f64 = 1.2;
 fn main() {
     let selection = Selection::from_args();
     // The desk's own runtime (one thread), so the in-process figures are the desk's.
-    let runtime = support_desk::cli::desk_runtime().expect("a tokio runtime");
+    let runtime = support_desk::startup::desk_runtime().expect("a tokio runtime");
     let mut criterion = Criterion::default().configure_from_args();
     let mut report = Report {
         // Criterion's --test and --list runs write no estimates: older ones may be on disk.

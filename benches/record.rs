@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::{Map, Value};
-use support_desk::record::store::DeskRecord;
 use support_desk::record::Event;
+use support_desk::record::store::DeskRecord;
 
 support_desk::global_allocator!();
 

@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
+use support_desk::record::Event;
 use support_desk::record::postgres::{Live, PgRecord, subscribe};
 use support_desk::record::{DeskRecord, RECORD_FILE};
-use support_desk::record::Event;
 
 #[path = "../tests/it/pg_cluster.rs"]
 #[allow(

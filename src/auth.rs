@@ -13,7 +13,6 @@
 //! `login`/`logout` commands ([`commands`]).
 
 pub mod client;
-pub mod commands;
 mod flow;
 mod http;
 mod identity;

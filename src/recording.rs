@@ -2,7 +2,6 @@
 //! keeps every finished event. The first line is the manifest. A reader yields the events
 //! per ticket and stops quietly at a last line cut off mid-write.
 
-pub mod compare;
 pub mod reader;
 pub mod review;
 pub mod summary;

@@ -13,12 +13,10 @@ use crate::host::core::Storage;
 use crate::host::servers::connect::InProcessServers;
 use crate::model::Model;
 use crate::model::openai::OpenAiChat;
-use crate::recording::Recording;
 use crate::record::DeskRecord;
 use crate::recording::Recorder;
+use crate::recording::Recording;
 use crate::tickets::Ticket;
-
-pub mod serve;
 
 /// The model a config names: `replay:PATH` or `openai:URL`.
 pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
@@ -186,11 +184,11 @@ pub fn host_parts(
 
 /// The team's record this desk works on, if any: `--store`, else `[desk] store`. A password
 /// the config's `password_env` names is put into the address in memory only.
-pub fn team_url(
-    config: &DeskConfig,
-    common: &crate::cli::CommonArgs,
-) -> anyhow::Result<Option<String>> {
-    let Some(url) = common.store.clone().or_else(|| config.desk.store.clone()) else {
+pub fn team_url(config: &DeskConfig, store: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(url) = store
+        .map(str::to_owned)
+        .or_else(|| config.desk.store.clone())
+    else {
         return Ok(None);
     };
     let Some(var) = &config.desk.password_env else {
@@ -220,13 +218,23 @@ pub fn team_url(
 /// The desk's record: the team's when one is named, else the data directory's own file.
 pub async fn storage(
     config: &DeskConfig,
-    common: &crate::cli::CommonArgs,
+    store: Option<&str>,
     data_dir: PathBuf,
     person: &str,
 ) -> anyhow::Result<Storage> {
     let allow = &config.consent.allow;
-    Ok(match team_url(config, common)? {
+    Ok(match team_url(config, store)? {
         Some(url) => Storage::team(&url, data_dir, allow).await?,
         None => Storage::open(data_dir, person, allow)?,
     })
+}
+
+/// The runtime of the desk and of every command but `serve`: one thread, which looks at the
+/// pipe of a stdio server it awaits a tool call's answer from for a moment before it sleeps
+/// ([`crate::wire::busy_poll`]).
+pub fn desk_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(crate::wire::busy_poll::before_park)
+        .build()
 }

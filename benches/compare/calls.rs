@@ -20,7 +20,7 @@
 //! request, as a client with work of its own would, and `COMPARE_FLOOR_LINES=desk` makes it
 //! send the desk's request lines (its client info, capabilities and request ID) instead of
 //! Python's. `COMPARE_RUNTIME`: `desk` (default;
-//! the desk's own, `support_desk::cli::desk_runtime()`, one thread) or `multi_thread`
+//! the desk's own, `support_desk::startup::desk_runtime()`, one thread) or `multi_thread`
 //! (`Runtime::new()`, a thread per core, without the desk's poll before sleeping), for the
 //! desk and rmcp clients. `COMPARE_BUSY_POLL_US`: the server's `--busy-poll-us` for every
 //! client (Python's too, in `python_calls.py`) and the desk's `busy_poll_us` for its
@@ -77,7 +77,9 @@ fn main() -> anyhow::Result<()> {
         Ok("desk" | "rmcp") | Err(_) => {
             let bare = kind_is_rmcp(client_kind.as_deref());
             let (runtime, on) = match std::env::var("COMPARE_RUNTIME").as_deref() {
-                Ok("desk") | Err(_) => (support_desk::cli::desk_runtime()?, "the desk's runtime"),
+                Ok("desk") | Err(_) => {
+                    (support_desk::startup::desk_runtime()?, "the desk's runtime")
+                }
                 Ok("multi_thread") => (tokio::runtime::Runtime::new()?, "a multi-thread runtime"),
                 Ok(other) => bail!("COMPARE_RUNTIME is desk or multi_thread, not {other}"),
             };
@@ -98,7 +100,7 @@ fn main() -> anyhow::Result<()> {
         ),
         Ok("floor_async") => {
             let (on_server, on_db) = (server.clone(), db.clone());
-            let timed = as_task(&support_desk::cli::desk_runtime()?, async move {
+            let timed = as_task(&support_desk::startup::desk_runtime()?, async move {
                 floor_async_calls(&on_server, &on_db, calls).await
             })?;
             (

@@ -9,15 +9,15 @@ use std::collections::BTreeMap;
 
 use tokio::sync::oneshot;
 
-pub use crate::record::{Finding, Outcome, PersonPrompt};
 pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
+pub use crate::record::{Finding, Outcome, PersonPrompt};
 pub mod form_answers;
 
-pub use form_answers::{FieldProblem, defaults, validate};
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
 pub use crate::tickets::Ticket;
+pub use form_answers::{FieldProblem, defaults, validate};
 
 /// A ticket's ID as the shop writes it (`T-0009`).
 pub type TicketId = String;

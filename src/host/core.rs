@@ -17,7 +17,6 @@ pub struct Attached {
 }
 
 use super::api::{Question, ServerSummary};
-use crate::record::Finding;
 use super::events::HostEvent;
 use crate::config::DeskConfig;
 use crate::host::gate::consent::{self, ConsentGate, Pins};
@@ -25,9 +24,10 @@ use crate::host::gate::names::{NameTable, ToolName};
 use crate::host::gate::tools::Offered;
 use crate::host::servers::connect::{InProcessServers, Reach, ServerConn};
 use crate::model::Model;
+use crate::record::Event;
+use crate::record::Finding;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, EngineError, Record, RecordError};
-use crate::record::Event;
 use crate::recording::Recorder;
 use crate::tickets::Ticket;
 

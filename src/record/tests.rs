@@ -5,10 +5,10 @@ use serde_json::json;
 use super::store::replay;
 use super::*;
 use super::{journal, state};
-use crate::record::Outcome;
-use crate::record::Finding;
 use crate::model::chat::{Reply, ToolCall};
 use crate::record::Event;
+use crate::record::Finding;
+use crate::record::Outcome;
 
 const ALLOW: [&str; 2] = ["shop.get_order_status", "shop.quote_refund"];
 

@@ -7,10 +7,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::record::Outcome;
-use crate::record::Finding;
 use crate::model::chat::Reply;
 use crate::record::Event;
+use crate::record::Finding;
+use crate::record::Outcome;
 
 /// One entry of a ticket's transcript.
 #[derive(Debug, Clone, PartialEq)]

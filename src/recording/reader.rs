@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::writer::events_file;
 use crate::model::replay::{RecordedCall, ReplayModel};
 use crate::record::event::{Event, Manifest};
-use super::writer::events_file;
 
 #[derive(Debug, Clone, Default)]
 pub struct Recording {

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::record::event::{Event, Manifest};
 use super::reader::{ReadError, Recording};
 use crate::record::Outcome;
+use crate::record::event::{Event, Manifest};
 use crate::record::transcript::{Entry, EntryKind, entries_of};
 use crate::recording::summary::Summary;
 use crate::tickets::Ticket;

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support_desk::record::Event;
 use support_desk::record::Lifecycle;
 use support_desk::record::postgres::PgRecord;
-use support_desk::record::Event;
 use support_desk::shop::QuoteIds;
 use support_desk::shop::http::StaffTokens;
 use support_desk::shop::store::SqliteStore;

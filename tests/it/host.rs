@@ -11,9 +11,9 @@ use support_desk::host::api::{
     ConsentAnswer, ConsentAsk, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Question,
     TrustScope,
 };
-use support_desk::record::Finding;
 use support_desk::host::core::{Host, Storage, TicketRun};
 use support_desk::record::Event;
+use support_desk::record::Finding;
 use support_desk::recording::Recorder;
 use support_desk::startup::{build_model, host_parts};
 use tokio::sync::mpsc;

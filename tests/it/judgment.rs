@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support_desk::host::api::{ArgSource, FormAnswer, Outcome, TrustScope};
-use support_desk::record::Finding;
 use support_desk::record::Event;
+use support_desk::record::Finding;
 use support_desk::tickets::Ticket;
 
 use crate::fixture::POISONED;

@@ -129,7 +129,7 @@ fn shop_polling(dir: &std::path::Path, window_us: u64) -> ServerConfig {
 /// What the shop answered to `orders`, asked one after another on the desk's own runtime,
 /// whose thread polls a server's stdout while a call waits.
 fn answers_on_the_desks_runtime(config: ServerConfig, orders: &[&str]) -> Vec<(Outcome, String)> {
-    let runtime = support_desk::cli::desk_runtime().expect("the desk's runtime");
+    let runtime = support_desk::startup::desk_runtime().expect("the desk's runtime");
     let orders: Vec<String> = orders.iter().map(|&o| o.to_owned()).collect();
     runtime.block_on(async move {
         let (questions, _nobody) = mpsc::channel(1);

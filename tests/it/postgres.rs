@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use support_desk::host::api::Outcome;
-use support_desk::record::Finding;
 use support_desk::model::chat::{Reply, ToolCall};
+use support_desk::record::Event;
+use support_desk::record::Finding;
 use support_desk::record::postgres::{
     Claim, Live, PgError, PgRecord, TakenOver, subscribe, team_init,
 };
 use support_desk::record::store::{Stored, replay};
 use support_desk::record::{Lifecycle, TicketState};
-use support_desk::record::Event;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::pg_cluster::{self, PgCluster, Team};

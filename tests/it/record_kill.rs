@@ -9,9 +9,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use support_desk::record::Event;
 use support_desk::record::store::replay;
 use support_desk::record::{DeskRecord, RECORD_FILE};
-use support_desk::record::Event;
 
 /// Set for the child: the data directory it appends in.
 const CHILD_DIR: &str = "DESK_RECORD_KILL_CHILD_DIR";

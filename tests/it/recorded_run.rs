@@ -7,8 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use support_desk::commands::run::{RunOptions, Script};
+use support_desk::commands::summary::summarize;
 use support_desk::config::DeskConfig;
-use support_desk::headless::{RunOptions, Script, summarize};
 use support_desk::record::{Event, Manifest};
 use support_desk::recording::Recording;
 
@@ -190,7 +191,7 @@ async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
             data_dir: Some(dir.path().join(format!("data-{index}"))),
             notes: Default::default(),
         };
-        let replayed = support_desk::headless::run(config, options)
+        let replayed = support_desk::commands::run::run(config, options)
             .await
             .expect("replay runs");
         let recorded = summarize(file).expect("summary of the batch");

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support_desk::record::Event;
 use support_desk::record::postgres::{LEASE, PgError, PgRecord};
 use support_desk::record::{Lifecycle, TicketState};
-use support_desk::record::Event;
 
 use crate::desk_pty::Desk;
 use crate::mock_model::{Brain, MockModel, first_user_message, queue_worker, words};

@@ -343,7 +343,7 @@ async fn servers_shows_the_transport_and_the_certificates_subject_and_expiry() {
     let (ca, dir) = (TestCa::new(), tempfile::tempdir().expect("tempdir"));
     let (_shop, tls) = shop_over_tls(ca.leaf(&["127.0.0.1", "localhost"], (2040, 1, 1))).await;
     let config = desk_config(server_config(url(&tls), Some(ca.write(dir.path()))));
-    let out = support_desk::headless::servers(config, None)
+    let out = support_desk::commands::servers::servers(config, None)
         .await
         .expect("servers");
     let lines: Vec<&str> = out.lines().collect();
@@ -367,7 +367,7 @@ async fn servers_shows_an_untrusted_certificate_as_refused_and_says_why() {
     let ca = TestCa::new();
     let (_shop, tls) = shop_over_tls(ca.leaf(&["127.0.0.1"], (2040, 1, 1))).await;
     let config = desk_config(server_config(url(&tls), None));
-    let out = support_desk::headless::servers(config, None)
+    let out = support_desk::commands::servers::servers(config, None)
         .await
         .expect("servers");
     assert!(
@@ -389,7 +389,7 @@ async fn servers_shows_an_untrusted_certificate_as_refused_and_says_why() {
 async fn servers_says_a_plain_http_server_is_not_encrypted() {
     let shop = shop().await;
     let config = desk_config(server_config(format!("http://{}/mcp", shop.addr), None));
-    let out = support_desk::headless::servers(config, None)
+    let out = support_desk::commands::servers::servers(config, None)
         .await
         .expect("servers");
     assert!(

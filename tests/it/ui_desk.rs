@@ -8,12 +8,12 @@ use support_desk::host::api::{
     Command, ConsentAnswer, ConsentAsk, Field, FieldKind, FormAnswer, FormAsk, FormKind, Outcome,
     Pending, Question, ServerSummary, ToolHints, UnseenValue,
 };
-use support_desk::record::Finding;
 use support_desk::host::events::{HostEvent, PromptInfo, ResourceInfo};
 use support_desk::model::chat::{Reply, ToolCall};
 use support_desk::record::DeskRecord;
-use support_desk::record::transcript::entries_of;
 use support_desk::record::Event;
+use support_desk::record::Finding;
+use support_desk::record::transcript::entries_of;
 use support_desk::ui::app::{App, Modal, Status};
 use support_desk::ui::render::render;
 

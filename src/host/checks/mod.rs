@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
-use crate::record::{Finding, Outcome};
 use crate::money::Cents;
+use crate::record::{Finding, Outcome};
 
 /// One tool call of this ticket as it really ran.
 #[derive(Debug, Clone, PartialEq)]

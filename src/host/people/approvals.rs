@@ -18,8 +18,8 @@ use crate::host::servers::calls::{self, CallPlan, CallRun, NextRound, Parked};
 use crate::host::servers::connect::ServerConn;
 use crate::host::servers::elicitation::ask_person;
 use crate::host::servers::form_wire;
-use crate::record::postgres::{Approval, NewApproval};
 use crate::record::Event;
+use crate::record::postgres::{Approval, NewApproval};
 
 impl Host {
     /// Whether this tool's forms go to the team's leads from this desk: the config says they

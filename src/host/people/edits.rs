@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::host::checks::{self, CallFact};
-use crate::record::Finding;
 use crate::host::core::Host;
 use crate::record::EngineError;
 use crate::record::Event;
+use crate::record::Finding;
 
 impl Host {
     /// What the latest run of `ticket` really did, as the record holds it: each call with

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use crate::host::core::{Host, TicketRun};
 use crate::host::events::HostEvent;
-use crate::record::postgres::{Live, subscribe};
 use crate::record::Event;
+use crate::record::postgres::{Live, subscribe};
 use crate::tickets::Ticket;
 
 /// How often a desk renews the claim on a ticket it is working (a claim lasts 30 s).

@@ -17,8 +17,8 @@ use crate::host::gate::names::ToolName;
 use crate::host::gate::tools::Held;
 use crate::host::servers::connect::ServerConn;
 use crate::model::chat::ToolCall;
-use crate::record::transcript::display_arguments;
 use crate::record::Event;
+use crate::record::transcript::display_arguments;
 
 /// A call about to go to its server, as consent sees it.
 pub(in crate::host) struct Consent<'a> {

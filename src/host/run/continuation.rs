@@ -6,9 +6,9 @@
 use super::conversation::Conversation;
 use crate::host::core::Host;
 use crate::model::chat::{Reply, ToolCall};
+use crate::record::Event;
 use crate::record::Lifecycle;
 use crate::record::store::Stored;
-use crate::record::Event;
 use crate::tickets::Ticket;
 
 /// Where a ticket's next run starts.

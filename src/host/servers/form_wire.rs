@@ -15,10 +15,10 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
+use crate::host::api::form_answers::is_option;
 use crate::host::api::{
     Choice, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, TextFormat,
 };
-use crate::host::api::form_answers::is_option;
 
 /// A request the desk cannot show as asked. Answer it with a cancel: never guess at a form.
 #[derive(Debug, thiserror::Error, PartialEq)]

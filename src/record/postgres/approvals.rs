@@ -9,8 +9,8 @@ use tokio_postgres::{GenericClient, Row};
 
 use super::error::violates;
 use super::{PgError, PgRecord, TAKE_TURN};
-use crate::record::store::Appended;
 use crate::record::Event;
+use crate::record::store::Appended;
 
 /// How long a lead's desk holds an approval while it sends the call's next round; a desk
 /// that dies meanwhile lets go when this runs out.

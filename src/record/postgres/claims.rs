@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio_postgres::GenericClient;
 
 use super::{PgError, PgRecord, TAKE_TURN};
-use crate::record::store::Appended;
 use crate::record::Event;
+use crate::record::store::Appended;
 
 /// How long a claim holds without being renewed; the database refuses longer ones.
 pub const LEASE: Duration = Duration::from_secs(30);

@@ -3,8 +3,8 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::record::Finding;
 use crate::model::chat::{Reply, ToolCall};
+use crate::record::Finding;
 
 fn ticket(id: &str, expected_tool: &str, injected: bool) -> Ticket {
     Ticket {

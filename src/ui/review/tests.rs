@@ -9,8 +9,8 @@ use ratatui::style::Color;
 use super::*;
 use crate::host::api::{Entry, EntryKind, Finding, Outcome, Ticket};
 use crate::model::chat::Reply;
-use crate::record::transcript::entries_of;
 use crate::record::Event;
+use crate::record::transcript::entries_of;
 use crate::recording::reader::Recording;
 use crate::ui::transcript;
 

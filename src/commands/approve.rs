@@ -1,20 +1,64 @@
-//! The team's approvals without a terminal: `approvals` lists the open ones, `approve`
-//! answers one as the person the store address logs in as, through this desk's own server
-//! connections (so the server sees that person, with their own token).
+//! `support-desk approve ID --accept|--decline|--cancel`: answers one open approval as the
+//! person the store address logs in as, through this desk's own server connections (so the
+//! server sees that person, with their own token).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use clap::Args;
 
+use super::approvals::needs_store;
+use super::{CommonArgs, pairs, write_stdout};
 use crate::config::DeskConfig;
-use crate::host::api::{ApprovalView, Field, FieldKind, FieldValue, FormAnswer, Question};
+use crate::host::api::{Field, FieldKind, FieldValue, FormAnswer, Question};
 use crate::host::core::{Host, Storage};
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
-use crate::record::Record;
-use crate::startup::{host_parts, load_tickets};
+use crate::startup::{self, Overrides, host_parts, load_tickets};
+
+#[derive(Debug, Args)]
+#[group(id = "answer", required = true, args = ["accept", "decline", "cancel"])]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The approval's ID, as `approvals` lists it.
+    pub id: i64,
+    /// Accept, with the form's fields from --field (its defaults fill the rest).
+    #[arg(long)]
+    pub accept: bool,
+    /// Decline the form: the server is told no (the shop keeps the refund held).
+    #[arg(long)]
+    pub decline: bool,
+    /// Close the form without an answer: never a yes (the shop keeps the refund held, and the
+    /// run that asked goes on from there).
+    #[arg(long)]
+    pub cancel: bool,
+    /// A field of the form, as name=value (with --accept).
+    #[arg(long = "field", value_name = "NAME=VALUE", requires = "accept")]
+    pub fields: Vec<String>,
+}
+
+pub async fn execute(args: ApproveArgs) -> anyhow::Result<()> {
+    let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
+    let store = needs_store(&config, &args.common)?;
+    let answer = if args.accept {
+        Answer::Accept(pairs("--field", &args.fields)?)
+    } else if args.decline {
+        Answer::Decline
+    } else {
+        Answer::Cancel
+    };
+    let said = approve(
+        config,
+        &store,
+        args.common.data_dir.clone(),
+        args.id,
+        answer,
+    )
+    .await?;
+    write_stdout(&said)
+}
 
 /// How a lead answers an approval from a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,40 +67,6 @@ pub enum Answer {
     Accept(BTreeMap<String, String>),
     Decline,
     Cancel,
-}
-
-/// The open approvals of the team's record at `store`, as text or JSON.
-pub async fn list(config: &DeskConfig, store: &str, as_json: bool) -> anyhow::Result<String> {
-    let record = Record::team(store, &config.consent.allow).await?;
-    let open: Vec<ApprovalView> = record
-        .open_approvals()
-        .await?
-        .iter()
-        .map(crate::host::people::approvals::view)
-        .collect();
-    if as_json {
-        let rows: Vec<Value> = open.iter().map(approval_json).collect();
-        return Ok(format!("{}\n", json!({ "approvals": rows })));
-    }
-    if open.is_empty() {
-        return Ok("no approval is open\n".to_owned());
-    }
-    let mut text = String::new();
-    for approval in &open {
-        text.push_str(&format!(
-            "#{} {} {} asked by {} at {}\n  {}\n",
-            approval.id,
-            approval.ticket,
-            approval.tool,
-            approval.asked_by,
-            crate::record::rfc3339(approval.asked_at),
-            approval.message
-        ));
-        for field in &approval.fields {
-            text.push_str(&format!("  field {}\n", field_line(field)));
-        }
-    }
-    Ok(text)
 }
 
 /// Answers approval `id` as the person `store` logs in as; what the server said, in words.
@@ -182,49 +192,5 @@ fn typed(field: &Field, text: &str) -> anyhow::Result<FieldValue> {
             FieldValue::Choices(text.split(',').map(|c| c.trim().to_owned()).collect())
         }
         FieldKind::Text { .. } => FieldValue::Text(text.to_owned()),
-    })
-}
-
-fn field_line(field: &Field) -> String {
-    let kind = match &field.kind {
-        FieldKind::Boolean { .. } => "true|false",
-        FieldKind::Integer { .. } => "integer",
-        FieldKind::Number { .. } => "number",
-        FieldKind::Choice { .. } => "one choice",
-        FieldKind::Choices { .. } => "choices, comma-separated",
-        FieldKind::Text { .. } => "text",
-    };
-    let required = if field.required { ", required" } else { "" };
-    let title = field.title.as_deref().unwrap_or_default();
-    format!("{} ({kind}{required}) {title}", field.name)
-}
-
-fn approval_json(approval: &ApprovalView) -> Value {
-    let fields: Vec<Value> = approval
-        .fields
-        .iter()
-        .map(|f| json!({ "name": f.name, "title": f.title, "required": f.required, "about": field_line(f) }))
-        .collect();
-    let arguments: serde_json::Map<String, Value> = approval
-        .arguments
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                serde_json::from_str(v).unwrap_or(Value::String(v.clone())),
-            )
-        })
-        .collect();
-    json!({
-        "id": approval.id,
-        "ticket": approval.ticket,
-        "server": approval.server,
-        "tool": approval.tool,
-        "arguments": arguments,
-        "asked_by": approval.asked_by,
-        "asked_at": crate::record::rfc3339(approval.asked_at),
-        "answering_by": approval.answering_by,
-        "message": approval.message,
-        "fields": fields,
     })
 }

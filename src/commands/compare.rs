@@ -11,9 +11,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::record::Outcome;
 use crate::record::event::Event;
-use super::reader::{ReadError, Recording};
-use crate::host::api::Outcome;
+use crate::recording::reader::{ReadError, Recording};
 use crate::recording::summary::Summary;
 use crate::tickets::Ticket;
 
@@ -296,6 +296,21 @@ fn outcomes(facts: &RunFacts) -> String {
 }
 
 /// `support-desk compare OLD NEW [--json]`: the comparison, as text or one JSON object.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    pub old: std::path::PathBuf,
+    pub new: std::path::PathBuf,
+    /// Print it as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn execute(args: CompareArgs) -> anyhow::Result<()> {
+    let path = |p: &Path| crate::startup::recording_path(&p.to_string_lossy());
+    let text = run(&path(&args.old), &path(&args.new), args.json)?;
+    super::write_stdout(&format!("{text}\n"))
+}
+
 pub fn run(old: &Path, new: &Path, json: bool) -> anyhow::Result<String> {
     let comparison = Comparison::read(old, new)?;
     Ok(if json {

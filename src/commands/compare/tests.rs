@@ -1,8 +1,8 @@
 use serde_json::Map;
 
 use super::*;
-use crate::record::Finding;
 use crate::model::chat::Reply;
+use crate::record::Finding;
 
 fn started(ticket: &str) -> Event {
     Event::TicketStarted {

@@ -1,14 +1,15 @@
 //! The bundled servers' own start-up (`support-desk serve shop|partner`): the shop's world,
 //! its database and keys, stdio or Streamable HTTP; and nothing of the desk.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ServeCommand, ShopArgs};
 use crate::partner::{Parcels, PartnerServer};
 use crate::shop::http::{Access, StaffTokens, TOKENS_ENV};
 use crate::shop::oauth::OAuthResource;
@@ -19,7 +20,61 @@ use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
 /// (32 bytes or more). HTTP replicas behind one address must share it.
 pub const STATE_KEY_ENV: &str = "SHOP_REQUEST_STATE_KEY";
 
-pub async fn serve(command: ServeCommand) -> anyhow::Result<()> {
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// The shop's server, `shop-support`: orders, products, refunds, policies.
+    Shop(ShopArgs),
+    /// The delivery partner's server, `partner-tracking`: parcel tracking.
+    Partner(PartnerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShopArgs {
+    /// Serve over stdin/stdout (for a host that starts this as a child process).
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    pub stdio: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp; staff tokens come from SHOP_STAFF_TOKENS.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// The staff roster for --http, instead of SHOP_STAFF_TOKENS: a TOML file of [[staff]]
+    /// tables with id, role (staff or lead) and token_env (the variable holding the token).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub staff: Option<PathBuf>,
+    /// The SQLite file of record (created and seeded when new), ":memory:", or a
+    /// postgres://NAME@HOST:PORT/DB address that replicas share (password from the address or
+    /// PGPASSWORD). Default: shop.sqlite3 in the user's data directory.
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<PathBuf>,
+    /// Derive quote IDs from this seed instead of at random, so a recorded run replays.
+    /// For replays and tests only: seeded quote IDs can be worked out by anyone.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Read the shop's world from this directory instead of the bundled one.
+    #[arg(long, value_name = "DIR")]
+    pub assets: Option<PathBuf>,
+    /// With --stdio: how many microseconds to poll stdin for the client's next request after
+    /// each answer, before the server's thread sleeps (0: never).
+    #[arg(long, value_name = "US", default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US)]
+    pub busy_poll_us: u64,
+    #[command(flatten)]
+    pub oauth: Box<crate::shop::oauth::OAuthArgs>,
+}
+
+#[derive(Debug, Args)]
+pub struct PartnerArgs {
+    /// Serve over stdin/stdout.
+    #[arg(long, required = true)]
+    pub stdio: bool,
+    /// Read parcels from this JSON file instead of the bundled ones.
+    #[arg(long, value_name = "FILE")]
+    pub parcels: Option<PathBuf>,
+    /// How many microseconds to poll stdin for the client's next request after each answer,
+    /// before the server's thread sleeps (0: never).
+    #[arg(long, value_name = "US", default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US)]
+    pub busy_poll_us: u64,
+}
+
+pub async fn execute(command: ServeCommand) -> anyhow::Result<()> {
     match command {
         ServeCommand::Shop(args) => serve_shop(args).await,
         ServeCommand::Partner(args) => {

@@ -1,5 +1,5 @@
-//! `support-desk login PREFIX`, `support-desk logout PREFIX`, and each server's sign-in
-//! state for `support-desk servers`.
+//! `support-desk login PREFIX`: signing in to a server that asks for it, and each server's
+//! sign-in state for `support-desk servers`.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -8,8 +8,8 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use clap::Args;
 
-use super::{GrantSummary, Loopback, Revocation, Target, challenge_of, revoke, sign_in};
-use crate::cli::CommonArgs;
+use super::CommonArgs;
+use crate::auth::{GrantSummary, Loopback, Target, challenge_of, sign_in};
 use crate::config::{DeskConfig, ServerConfig};
 use crate::startup::{self, Overrides};
 
@@ -24,17 +24,9 @@ pub struct LoginArgs {
     pub open: bool,
 }
 
-#[derive(Debug, Args)]
-pub struct LogoutArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// The server's prefix in the config (`shop`).
-    pub prefix: String,
-}
-
 /// Signs the person in to one server: prints the URL to open, waits for the browser to come
 /// back to the loopback redirect, keeps the grant, and checks that the server accepts it.
-pub async fn login(args: LoginArgs) -> anyhow::Result<()> {
+pub async fn execute(args: LoginArgs) -> anyhow::Result<()> {
     let (config, data_dir) = setup(&args.common)?;
     let (server, target) = target(&config, &args.prefix, &data_dir)?;
     let http = crate::tls::http_client_builder(server.ca_file.as_deref())?
@@ -44,7 +36,7 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<()> {
         .await
         .map_err(anyhow::Error::msg)?;
     let prefix = args.prefix.clone();
-    let show: super::visit::Show = Arc::new(move |url: &str| {
+    let show: crate::auth::visit::Show = Arc::new(move |url: &str| {
         say(&format!(
             "To sign in to '{prefix}', open this address in your browser:\n\n  {url}\n\nWaiting for the browser to come back…\n"
         ));
@@ -57,39 +49,6 @@ pub async fn login(args: LoginArgs) -> anyhow::Result<()> {
     say(&format!("Signed in to '{}': {state}\n", args.prefix));
     let tools = check(&args.prefix, &server, &data_dir).await?;
     say(&format!("'{}' accepts it: {tools} tools\n", args.prefix));
-    Ok(())
-}
-
-/// Signs the person out of one server: revokes the grant at the authorization server where
-/// it offers revocation, and removes it from this machine either way (a revocation that fails
-/// is said, with what to do).
-pub async fn logout(args: LogoutArgs) -> anyhow::Result<()> {
-    let (config, data_dir) = setup(&args.common)?;
-    let (_, target) = target(&config, &args.prefix, &data_dir)?;
-    let prefix = &args.prefix;
-    let Some(grant) = target.store.read()? else {
-        say(&format!("'{prefix}' had no sign-in to remove\n"));
-        return Ok(());
-    };
-    let revoked = revoke(&target, &grant).await;
-    target.store.remove()?;
-    let path = target.store.path().display();
-    say(&match revoked {
-        Ok(Revocation::Revoked) => format!(
-            "Signed out of '{prefix}': the authorization server revoked the grant, and {path} \
-             is removed.\n"
-        ),
-        Ok(Revocation::NotOffered) => format!(
-            "Signed out of '{prefix}' on this machine: {path} is removed. Its authorization \
-             server offers no revocation, so its tokens stay valid until they expire; revoke \
-             the grant there if this machine was lost.\n"
-        ),
-        Err(e) => format!(
-            "Signed out of '{prefix}' on this machine: {path} is removed. Revoking the grant at \
-             the authorization server failed ({}); revoke it there if this machine was lost.\n",
-            e.detail()
-        ),
-    });
     Ok(())
 }
 
@@ -108,7 +67,7 @@ pub fn state_line(prefix: &str, server: &ServerConfig, data_dir: Option<&Path>) 
             Err(e) => format!("the grant cannot be read ({e})"),
             Ok(None) => format!(
                 "not signed in (if it asks: {})",
-                super::login_command(prefix)
+                crate::auth::login_command(prefix)
             ),
             Ok(Some(summary)) => state_words(Some(&summary)),
         },
@@ -145,13 +104,13 @@ fn state_words(summary: Option<&GrantSummary>) -> String {
     words
 }
 
-fn setup(common: &CommonArgs) -> anyhow::Result<(DeskConfig, std::path::PathBuf)> {
+pub(super) fn setup(common: &CommonArgs) -> anyhow::Result<(DeskConfig, std::path::PathBuf)> {
     let config = startup::config(common.config.as_deref(), &Overrides::default())?;
     let data_dir = startup::desk_data_dir(common.data_dir.as_deref())?;
     Ok((config, data_dir))
 }
 
-fn target(
+pub(super) fn target(
     config: &DeskConfig,
     prefix: &str,
     data_dir: &Path,
@@ -196,7 +155,7 @@ async fn check(prefix: &str, server: &ServerConfig, data_dir: &Path) -> anyhow::
 }
 
 /// stdout is the person's here: no terminal UI and no JSON-RPC runs on it.
-fn say(text: &str) {
+pub(super) fn say(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

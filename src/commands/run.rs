@@ -2,46 +2,31 @@
 //! answers in place of the desk's consent and form modals.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use clap::Args;
 
+use super::{CommonArgs, pairs, write_stdout};
 use crate::config::DeskConfig;
+use crate::host::api::HostHandle;
 use crate::host::api::{Command, PersonPrompt};
 use crate::host::core::Storage;
 use crate::host::events::HostEvent;
-use crate::host::api::HostHandle;
 use crate::host::task::{self, HostSetup};
 use crate::model::Model;
+use crate::recording::Recorder;
 use crate::recording::summary::Summary;
-use crate::recording::{Recorder, Recording};
+use crate::startup::{self, Overrides};
 use crate::tickets::Ticket;
 
-pub mod approvals;
 mod resume;
 mod script;
-mod servers;
 
 use crate::startup::{build_model, load_tickets};
 pub use resume::{ForPerson, ResumePlan, Resumed, resume, resume_plan};
 use script::answerers;
 pub use script::{RUN_PERSON, Script, answer_by_script};
-pub use servers::servers;
-
-/// The summary of a recorded run, read from the recording alone.
-pub fn summarize(path: &Path) -> anyhow::Result<Summary> {
-    let recording = Recording::read(path)?;
-    let allow = recording
-        .manifests
-        .first()
-        .map(|m| m.host.allow.clone())
-        .unwrap_or_default();
-    Ok(Summary::from_events(
-        &recording.events,
-        &crate::tickets::bundled(),
-        &allow,
-    ))
-}
 
 pub struct RunOptions {
     pub tickets: Vec<String>,
@@ -111,7 +96,7 @@ async fn sign_in_needed(
 }
 
 /// The config's tickets, after checking that every ID asked for is one of them.
-pub(super) fn checked_tickets(config: &DeskConfig, ids: &[String]) -> anyhow::Result<Vec<Ticket>> {
+pub(crate) fn checked_tickets(config: &DeskConfig, ids: &[String]) -> anyhow::Result<Vec<Ticket>> {
     let tickets = load_tickets(config)?;
     for id in ids {
         if !tickets.iter().any(|t| &t.ticket_id == id) {
@@ -123,7 +108,7 @@ pub(super) fn checked_tickets(config: &DeskConfig, ids: &[String]) -> anyhow::Re
 
 /// Drives the host task over `ids` (all tickets when empty) and returns the summary of
 /// what it worked.
-pub(super) async fn work(
+pub(crate) async fn work(
     config: DeskConfig,
     model: Model,
     tickets: Vec<Ticket>,
@@ -228,4 +213,117 @@ pub(super) async fn work(
     task.await?;
     answering.abort();
     summary.ok_or_else(|| anyhow::anyhow!("the host stopped before the queue was worked"))
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Work only these tickets (comma-separated IDs).
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub tickets: Vec<String>,
+    /// replay:PATH (a recording) or openai:URL (an OpenAI-compatible server).
+    #[arg(long, value_name = "SOURCE")]
+    pub model: Option<String>,
+    /// The model name sent to an OpenAI-compatible server.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// How requests are shaped: native_tools, llama_cpp_prefill, text_calls.
+    #[arg(long, value_name = "RECIPE")]
+    pub recipe: Option<String>,
+    /// The scripted person's answer to every consent question.
+    #[arg(long, value_enum, default_value = "approve")]
+    pub consent: ConsentScript,
+    /// The scripted lead's answer to every form a server asks (decline when not given). On a
+    /// team's record a lead's forms go to the team's leads instead, unless this is given and
+    /// the person the store logs in as is a lead.
+    #[arg(long, value_enum)]
+    pub lead: Option<LeadScript>,
+    /// Tickets worked at once.
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Record the run (append-only JSONL) at PATH (a directory, or a .jsonl file).
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
+    /// Continue the recorded run at PATH that was stopped (a crash, kill -9): work only its
+    /// tickets without a ticket_done, appending to it, and never again one that may already
+    /// have changed something (those go to a person). Give the flags the run was started
+    /// with; the summary covers the whole recording.
+    #[arg(long, value_name = "PATH", conflicts_with = "record")]
+    pub resume: Option<PathBuf>,
+    /// Facts for the recording's manifest, as key=value (model_file, model_sha256, runtime, …).
+    #[arg(long = "note", value_name = "KEY=VALUE")]
+    pub notes: Vec<String>,
+    /// Work each ticket as a person at the desk who ran this server prompt for it
+    /// (`shop.refund_order`); its arguments come from --prompt-arg.
+    #[arg(long, value_name = "PREFIX.PROMPT", conflicts_with = "resume")]
+    pub prompt: Option<String>,
+    /// An argument for --prompt, as name=value.
+    #[arg(long = "prompt-arg", value_name = "NAME=VALUE", requires = "prompt")]
+    pub prompt_args: Vec<String>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ConsentScript {
+    Approve,
+    Decline,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LeadScript {
+    Accept,
+    Decline,
+}
+
+pub async fn execute(args: RunArgs) -> anyhow::Result<()> {
+    let overrides = Overrides {
+        model: args.model,
+        model_name: args.model_name,
+        recipe: args.recipe,
+        concurrency: args.concurrency,
+    };
+    let config = startup::config(args.common.config.as_deref(), &overrides)?;
+    let prompt = match args.prompt {
+        Some(name) => Some(PersonPrompt {
+            name,
+            arguments: pairs("--prompt-arg", &args.prompt_args)?,
+        }),
+        None => None,
+    };
+    let options = RunOptions {
+        tickets: args.tickets,
+        prompt,
+        script: Script {
+            approve_consent: matches!(args.consent, ConsentScript::Approve),
+            accept_forms: matches!(args.lead, Some(LeadScript::Accept)),
+        },
+        lead_given: args.lead.is_some(),
+        record: args.record,
+        store: startup::team_url(&config, args.common.store())?,
+        data_dir: args.common.data_dir.clone(),
+        notes: pairs("--note", &args.notes)?,
+    };
+    let (summary, for_person) = match &args.resume {
+        Some(path) => {
+            let resumed = crate::commands::run::resume(config, options, path).await?;
+            (resumed.summary, resumed.for_person)
+        }
+        None => (crate::commands::run::run(config, options).await?, vec![]),
+    };
+    let text = if args.json {
+        serde_json::to_string(&summary)?
+    } else {
+        let mut text = summary.to_text();
+        for person in &for_person {
+            text.push_str(&format!(
+                "\nhanded to a person: {}: {}",
+                person.ticket, person.reason
+            ));
+        }
+        text
+    };
+    write_stdout(&format!("{text}\n"))
 }

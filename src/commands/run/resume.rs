@@ -6,11 +6,11 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use super::script::{Script, answerers};
-use super::{RunOptions, checked_tickets, work};
+use crate::commands::run::script::{Script, answerers};
+use crate::commands::run::{RunOptions, checked_tickets, work};
 use crate::config::DeskConfig;
-use crate::recording::summary::Summary;
 use crate::record::{Event, Manifest};
+use crate::recording::summary::Summary;
 use crate::recording::{Recorder, Recording};
 use crate::startup::build_model;
 

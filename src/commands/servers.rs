@@ -6,12 +6,22 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use super::script::{Script, answer_by_script};
+use crate::commands::run::{Script, answer_by_script};
 use crate::config::{DeskConfig, Transport};
 use crate::host::core::{Host, Storage};
 use crate::host::gate::consent::PinStatus;
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
+
+/// `support-desk servers`: every configured server, connected and described.
+pub async fn execute(args: super::CommonArgs) -> anyhow::Result<()> {
+    let config = crate::startup::config(
+        args.config.as_deref(),
+        &crate::startup::Overrides::default(),
+    )?;
+    let data_dir = crate::startup::data_dir(args.data_dir.as_deref());
+    super::write_stdout(&servers(config, data_dir).await?)
+}
 
 /// Connects to every configured server and describes it.
 pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::Result<String> {
@@ -28,7 +38,7 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
             continue;
         };
         let mut lines = vec![format!("  transport: {}", transport_words(&transport))];
-        lines.extend(crate::auth::commands::state_line(
+        lines.extend(crate::commands::login::state_line(
             prefix,
             server,
             data_dir.as_deref(),

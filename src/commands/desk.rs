@@ -1,0 +1,81 @@
+//! `support-desk` (or `support-desk desk`): the desk on the terminal, on its embedded default
+//! or the config's servers, model and record.
+
+use clap::Args;
+
+use super::CommonArgs;
+use crate::host::task::{Answerers, HostSetup};
+use crate::startup::{self, Overrides};
+
+#[derive(Debug, Args, Default)]
+pub struct DeskArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// replay:PATH (a recording) or openai:URL (an OpenAI-compatible server).
+    #[arg(long, value_name = "SOURCE")]
+    pub model: Option<String>,
+    /// The model name sent to an OpenAI-compatible server.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+}
+
+pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
+    let overrides = Overrides {
+        model: args.model,
+        model_name: args.model_name,
+        ..Overrides::default()
+    };
+    let config = startup::config(args.common.config.as_deref(), &overrides)?;
+    let data_dir = startup::desk_data_dir(args.common.data_dir.as_deref())?;
+    let _log = crate::logging::to_file(&data_dir.join("logs"))?;
+    let model = startup::build_model(&config)?;
+    let described = model.describe();
+    let review_source = startup::recording_path(
+        config
+            .model
+            .source
+            .strip_prefix("replay:")
+            .unwrap_or("recordings/ticket-runs"),
+    );
+    let tickets = startup::load_tickets(&config)?;
+    let storage = startup::storage(
+        &config,
+        args.common.store(),
+        data_dir.clone(),
+        &startup::staff(),
+    )
+    .await?;
+    let staff = storage.person();
+    let lead = match &storage.record {
+        Some(record) => record.is_lead().await?,
+        None => None,
+    };
+    let handle = crate::host::task::spawn(HostSetup {
+        parts: startup::host_parts(config, model, tickets.clone(), storage, None),
+        answerers: Answerers {
+            consent: format!("person: {staff}"),
+            lead: format!("person: {staff}"),
+        },
+        notes: Default::default(),
+        person_prompt: None,
+    });
+    let mut app = crate::ui::app::App::new(tickets, described, staff)
+        .with_review_source(review_source)
+        .with_record(data_dir.join(crate::record::RECORD_FILE));
+    if let Some(lead) = lead {
+        app = app.on_team(lead);
+    }
+    crate::ui::terminal::run_desk(handle, app).await
+}
+
+/// The desk and review mode stay open for hours, mostly idle, so their resident memory should
+/// be what they touch. mimalloc (the allocator, `src/lib.rs`) asks for transparent huge pages
+/// on its arenas, and the kernel's `khugepaged` then fills each partly used 2 MiB region in
+/// the background: a desk that had opened a day's record grew by about 9 MiB over its first
+/// minute while doing nothing (BENCHMARKS.md section 00000000000000). This turns huge pages
+/// off for the process and for the servers it starts, which inherit the flag. A kernel that
+/// refuses leaves things as they were: nothing but memory depends on it.
+pub fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
+}

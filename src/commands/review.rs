@@ -1,0 +1,29 @@
+//! `support-desk review [PATH] [--against OTHER]`: a recorded run, read-only, turn by turn.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::startup;
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// The recording (a directory of .jsonl batches, or one .jsonl file).
+    #[arg(default_value = "recordings/ticket-runs")]
+    pub path: PathBuf,
+    /// Another recording to hold it against: the two runs of each ticket side by side
+    /// (`c`), and both runs' figures as a chart (`g`).
+    #[arg(long)]
+    pub against: Option<PathBuf>,
+}
+
+pub async fn execute(args: ReviewArgs) -> anyhow::Result<()> {
+    let open = |path: &Path| {
+        crate::recording::review::Review::open(&startup::recording_path(&path.to_string_lossy()))
+    };
+    let screen = match &args.against {
+        Some(other) => crate::ui::review::ReviewScreen::against(open(&args.path)?, open(other)?),
+        None => crate::ui::review::ReviewScreen::new(open(&args.path)?),
+    };
+    crate::ui::terminal::run_review(screen).await
+}

@@ -1,0 +1,44 @@
+//! `support-desk summary PATH [--json]`: a recorded run's figures, from the recording alone.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::write_stdout;
+use crate::recording::Recording;
+use crate::recording::summary::Summary;
+use crate::startup;
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// The recording (a directory of .jsonl batches, or one .jsonl file).
+    pub path: PathBuf,
+    /// Print it as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn execute(args: SummaryArgs) -> anyhow::Result<()> {
+    let summary = summarize(&startup::recording_path(&args.path.to_string_lossy()))?;
+    let text = if args.json {
+        serde_json::to_string(&summary)?
+    } else {
+        summary.to_text()
+    };
+    write_stdout(&format!("{text}\n"))
+}
+
+/// The summary of a recorded run, read from the recording alone.
+pub fn summarize(path: &Path) -> anyhow::Result<Summary> {
+    let recording = Recording::read(path)?;
+    let allow = recording
+        .manifests
+        .first()
+        .map(|m| m.host.allow.clone())
+        .unwrap_or_default();
+    Ok(Summary::from_events(
+        &recording.events,
+        &crate::tickets::bundled(),
+        &allow,
+    ))
+}
