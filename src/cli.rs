@@ -108,7 +108,7 @@ pub fn main() -> ExitCode {
 /// The runtime a command runs on. Serving (`serve … --http`) takes many clients at once and
 /// gets a thread per core. Everything else is one person's work, waiting on servers and a
 /// model: one thread, so a tool call's messages, its caller and the UI never hand each
-/// other across threads (BENCHMARKS.md section 000 measures both for the desk as a whole).
+/// other across threads (BENCHMARKS.md, 'A queue of 10,000 tickets', measures the desk as a whole on it).
 /// Nothing on it blocks for long: a record append takes tens of microseconds (one during a
 /// checkpoint, milliseconds), and a stdio server gets a thread of its own
 /// ([`crate::serve::stdio`]).

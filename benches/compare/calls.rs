@@ -15,7 +15,7 @@
 //! shows what the server and the pipes cost any client, or `floor_async`, the floor's
 //! exchanges through Tokio's pipes on the desk's runtime (what waiting on the reactor
 //! costs, with no MCP library). Two knobs of the floor tell what the
-//! server's cost per call depends on (BENCHMARKS.md section 000): `COMPARE_FLOOR_PAUSE_US`
+//! server's cost per call depends on (BENCHMARKS.md, 'Tool call against the Python SDK and the floor'): `COMPARE_FLOOR_PAUSE_US`
 //! makes it wait that long (spinning, before its timer starts) between an answer and the next
 //! request, as a client with work of its own would, and `COMPARE_FLOOR_LINES=desk` makes it
 //! send the desk's request lines (its client info, capabilities and request ID) instead of

@@ -49,14 +49,14 @@ if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.vers
   "$venv/bin/pip" install --quiet 'mcp==2.3.0'
 fi
 
-# One build gives both the release server binary (target/release/support-desk, which the
-# bench needs) and the Rust client; both are copied aside, so a rebuild of the shared target
-# directory during the run cannot swap either.
+# One build, on the whole-program `dist` profile, gives both the server binary
+# (target/dist/support-desk, which the bench needs) and the Rust client; both are copied
+# aside, so a rebuild of the shared target directory during the run cannot swap either.
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-cargo bench --locked --bench compare_calls --no-run 2> "$scratch/build.log" || { cat "$scratch/build.log"; exit 1; }
+cargo bench --locked --profile dist --bench compare_calls --no-run 2> "$scratch/build.log" || { cat "$scratch/build.log"; exit 1; }
 client="$(sed -n 's/.*Executable .*(\(.*\))$/\1/p' "$scratch/build.log")"
-cp "${CARGO_TARGET_DIR:-target}/release/support-desk" "$scratch/support-desk"
+cp "${CARGO_TARGET_DIR:-target}/dist/support-desk" "$scratch/support-desk"
 cp "$client" "$scratch/compare_calls"
 server="$scratch/support-desk"
 
@@ -104,7 +104,7 @@ fi
 
 if [ "$mode" = placed ]; then
   # Where the scheduler puts a server beside its client decides most of a call's time on this
-  # machine (BENCHMARKS.md, section 0000), and it decides anew for every process. Here it is
+  # machine (BENCHMARKS.md, 'Tool call against the Python SDK and the floor'), and it decides anew for every process. Here it is
   # fixed: "one" pins the client and its server (which inherits the mask) to CPU 0, "two"
   # pins the client to CPU 0 and its server to CPU 1.
   printf '#!/bin/sh\nexec taskset -c 1 "%s" "$@"\n' "$server" > "$scratch/server-on-cpu1"
@@ -206,7 +206,7 @@ if [ "$mode" = server ]; then
 fi
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "server: target/release/support-desk, copied to $server"
+echo "server: target/dist/support-desk, copied to $server"
 : > "$scratch/results"
 for round in $(seq 1 "$rounds"); do
   # Rotate who goes first, so drift on a shared machine does not favour one side.

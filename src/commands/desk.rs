@@ -72,7 +72,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
 /// be what they touch. mimalloc (the allocator, `src/lib.rs`) asks for transparent huge pages
 /// on its arenas, and the kernel's `khugepaged` then fills each partly used 2 MiB region in
 /// the background: a desk that had opened a day's record grew by about 9 MiB over its first
-/// minute while doing nothing (BENCHMARKS.md section 00000000000000). This turns huge pages
+/// minute while doing nothing (BENCHMARKS.md, 'The desk's memory on a day's record'). This turns huge pages
 /// off for the process and for the servers it starts, which inherit the flag. A kernel that
 /// refuses leaves things as they were: nothing but memory depends on it.
 pub fn no_huge_pages() {

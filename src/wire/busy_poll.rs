@@ -6,7 +6,7 @@
 //! on different CPUs that wake-up is an inter-processor interrupt. On the virtual machines
 //! the desk is measured on, the hypervisor takes each of those, and a call across two CPUs
 //! took three to five times as long as one whose server shared the client's CPU (70 to 130 µs
-//! against about 25; BENCHMARKS.md, section 0000000000000000). A thread that is still
+//! against about 25; BENCHMARKS.md, 'Tool call against the Python SDK and the floor'). A thread that is still
 //! running when its peer writes needs no waking: it sees the bytes the next time it looks.
 //!
 //! So where an answer is expected soon, the thread that would sleep looks first. A [`Watch`]

@@ -1,6 +1,6 @@
 //! A JSON-RPC stream read line by line, each line bounded: the desk's end of a server's stdout
-//! ([`crate::host`]'s stdio transport) and a server's end of its client's pipe
-//! ([`crate::serve`]) both read this way.
+//! ([`super::child_stdio`]) and a server's end of its client's pipe
+//! ([`super::server_stdio`]) both read this way.
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 

@@ -289,7 +289,7 @@ async fn on_the_embedded_default_a_persons_refund_prompt_replays_to_the_recorded
 
 /// The desk is left open all day, mostly idle: it and the servers it starts run with the
 /// kernel's transparent huge pages off, so what they hold is what they touch
-/// (`cli::no_huge_pages`; BENCHMARKS.md section 00000000000000 shows the growth it stops).
+/// (`commands::desk::no_huge_pages`; BENCHMARKS.md, 'The desk's memory on a day's record', shows the growth it stops).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_and_the_servers_it_starts_run_without_transparent_huge_pages() {
     let desk = Desk::start(&[]);

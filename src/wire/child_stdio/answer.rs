@@ -3,7 +3,7 @@
 //!
 //! A profile of the desk's client put nearly half of its own work per call in decoding the
 //! answer, most of it in serde_json taking apart a text block that is itself JSON, one escape
-//! at a time (BENCHMARKS.md, section 0000). An rmcp server writes a complete result with text
+//! at a time (BENCHMARKS.md, 'Tool call against the Python SDK and the floor'). An rmcp server writes a complete result with text
 //! blocks always the same way: compact, its fields in one order, `resultType` only on a
 //! revision that has it. [`read`] takes exactly that and nothing else:
 //!

@@ -4,7 +4,7 @@
 //! rmcp writes every message with serde_json. A tool's text is mostly JSON itself, so its
 //! escapes come every few bytes, and serde_json writes each run and each escape with a call
 //! of its own: in the shop's server, about a tenth of a `get_order_status` call's
-//! instructions, and a third of that written here (BENCHMARKS.md, section 0000000000). The
+//! instructions, and a third of that written here (BENCHMARKS.md, 'Tool call against the Python SDK and the floor'). The
 //! one shape a tool's plain answer has is written directly:
 //!
 //! ```text
