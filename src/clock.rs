@@ -1,4 +1,21 @@
-//! UTC calendar times from unix seconds, for every time the desk writes for people or files.
+//! Now, as unix time, and UTC calendar times from unix seconds, for every time the desk writes
+//! for people or files.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since 1970-01-01T00:00:00Z; 0 on a clock set before it.
+pub fn unix_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Milliseconds since 1970-01-01T00:00:00Z; 0 on a clock set before it.
+pub fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
 
 /// A UTC time's calendar parts: year, month, day, hour, minute, second.
 pub struct Civil {
@@ -31,5 +48,18 @@ impl Civil {
             minute: rest % 3600 / 60,
             second: rest % 60,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{unix_ms, unix_secs};
+
+    #[test]
+    fn seconds_and_milliseconds_tell_the_same_time_after_this_was_written() {
+        let (secs, ms) = (unix_secs(), unix_ms());
+        // 2026-12-01T00:00:00Z: a clock before it is broken, not early.
+        assert!(secs > 1_796_083_200, "{secs}");
+        assert!((ms / 1000 - secs).abs() <= 1, "{ms} ms against {secs} s");
     }
 }

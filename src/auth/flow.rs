@@ -372,10 +372,7 @@ fn client_assertion(client_id: &str, audience: &str, key: &PrivateKey) -> Result
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default()
+    u64::try_from(crate::clock::unix_secs()).unwrap_or_default()
 }
 
 /// The challenge the server at `url` answers an unauthenticated request with, if it asks

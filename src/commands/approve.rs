@@ -11,7 +11,7 @@ use clap::Args;
 use super::approvals::needs_store;
 use super::{CommonArgs, pairs, write_stdout};
 use crate::config::DeskConfig;
-use crate::host::api::{Field, FieldKind, FieldValue, FormAnswer, Question};
+use crate::host::api::{Field, FormAnswer, Question, from_text, in_words, validate};
 use crate::host::core::{Host, Storage};
 use crate::model::Model;
 use crate::model::replay::ReplayModel;
@@ -151,46 +151,12 @@ fn form_answer(fields: &[Field], answer: Answer) -> anyhow::Result<FormAnswer> {
         Answer::Cancel => return Ok(FormAnswer::Cancel),
         Answer::Accept(given) => given,
     };
-    let mut values = crate::host::api::form_answers::defaults(fields);
-    for (name, text) in given {
-        let Some(field) = fields.iter().find(|f| f.name == name) else {
-            let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-            bail!(
-                "the form has no field {name:?}; its fields are: {}",
-                names.join(", ")
-            );
-        };
-        values.insert(name, typed(field, &text)?);
-    }
-    if let Err(problems) = crate::host::api::form_answers::validate(fields, &values) {
-        let said: Vec<String> = problems
-            .iter()
-            .map(|p| format!("{}: {}", p.field, p.problem))
-            .collect();
+    let values = from_text(fields, given).map_err(anyhow::Error::msg)?;
+    if let Err(problems) = validate(fields, &values) {
         bail!(
             "the answer does not fit the form ({}); give each with --field name=value",
-            said.join("; ")
+            in_words(&problems)
         );
     }
     Ok(FormAnswer::Accept(values))
-}
-
-fn typed(field: &Field, text: &str) -> anyhow::Result<FieldValue> {
-    let bad = |what: &str| anyhow::anyhow!("field {} takes {what}, not {text:?}", field.name);
-    Ok(match &field.kind {
-        FieldKind::Boolean { .. } => match text {
-            "true" | "yes" => FieldValue::Boolean(true),
-            "false" | "no" => FieldValue::Boolean(false),
-            _ => return Err(bad("true or false")),
-        },
-        FieldKind::Integer { .. } => {
-            FieldValue::Integer(text.parse().map_err(|_| bad("a whole number"))?)
-        }
-        FieldKind::Number { .. } => FieldValue::Number(text.parse().map_err(|_| bad("a number"))?),
-        FieldKind::Choice { .. } => FieldValue::Choice(text.to_owned()),
-        FieldKind::Choices { .. } => {
-            FieldValue::Choices(text.split(',').map(|c| c.trim().to_owned()).collect())
-        }
-        FieldKind::Text { .. } => FieldValue::Text(text.to_owned()),
-    })
 }

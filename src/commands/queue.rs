@@ -24,7 +24,7 @@ pub async fn execute(args: QueueArgs) -> anyhow::Result<()> {
             let record = crate::record::Record::team(&url, allow).await?;
             let owners = record.owners().await?;
             let mut rows = crate::record::queue(&tickets, &record.states().await?, true, allow);
-            crate::record::with_owners(&mut rows, &owners, crate::record::store::now_ms());
+            crate::record::with_owners(&mut rows, &owners, crate::clock::unix_ms());
             rows
         }
         None => {

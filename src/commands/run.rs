@@ -1,5 +1,5 @@
-//! Running the host without a person: the `run` and `servers` commands, with scripted
-//! answers in place of the desk's consent and form modals.
+//! `support-desk run`: the host driven without a person, with scripted answers in place of
+//! the desk's consent and form modals ([`script`]), and `run --resume` ([`resume`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -99,7 +99,7 @@ async fn sign_in_needed(
 pub(crate) fn checked_tickets(config: &DeskConfig, ids: &[String]) -> anyhow::Result<Vec<Ticket>> {
     let tickets = load_tickets(config)?;
     for id in ids {
-        if !tickets.iter().any(|t| &t.ticket_id == id) {
+        if crate::tickets::find(&tickets, id).is_none() {
             bail!("there is no ticket {id} in {}", config.tickets.source);
         }
     }

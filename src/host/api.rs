@@ -3,7 +3,8 @@
 //!
 //! Everything here is plain data. Protocol types (rmcp, JSON) are turned into these before
 //! they cross, so the UI never needs to know MCP. This module is the host's whole face: the
-//! desk's UI and the headless driver import nothing else of the host (CI checks the UI).
+//! desk's UI imports nothing else of the host (CI checks it); the commands that start a host
+//! also use `host::task` and `host::core::Storage`.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +18,9 @@ pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
 pub use crate::tickets::Ticket;
-pub use form_answers::{FieldProblem, defaults, validate};
+pub use form_answers::{
+    FieldProblem, check_answer, defaults, from_text, in_words, parse_number, validate,
+};
 
 /// A ticket's ID as the shop writes it (`T-0009`).
 pub type TicketId = String;

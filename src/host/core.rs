@@ -1,5 +1,6 @@
-//! The host itself: its servers, the tools they offer under the host's names, the consent
-//! gate, the model, and the bounded loop that works one ticket.
+//! The host itself: the `Host` and its state (connections, offered tools, pins, the consent
+//! gate, trust, the model, the record, the channels), `Storage`, `HostParts`, and starting a
+//! host. The loop that works a ticket is [`crate::host::run`]'s.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -278,6 +279,11 @@ impl Host {
 
     pub fn tickets(&self) -> &[Ticket] {
         &self.tickets
+    }
+
+    /// The ticket `id` of this desk's queue.
+    pub fn ticket(&self, id: &str) -> Option<&Ticket> {
+        crate::tickets::find(&self.tickets, id)
     }
 
     pub fn attached(&self) -> &[Attached] {

@@ -117,7 +117,7 @@ async fn handle(
         Command::WorkTicket(id) => {
             let (host, events) = (Arc::clone(host), events.clone());
             work.spawn(async move {
-                match host.tickets().iter().find(|t| t.ticket_id == id).cloned() {
+                match host.ticket(&id).cloned() {
                     Some(ticket) => {
                         host.work_claimed(&ticket, None, false).await;
                     }

@@ -19,7 +19,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
@@ -276,7 +276,7 @@ impl DeskRecord {
             person: person.to_owned(),
             person_json: serde_json::Value::from(person).to_string(),
             allow: allow.to_vec(),
-            clock: now_ms,
+            clock: crate::clock::unix_ms,
             _lock: None,
         }
     }
@@ -601,11 +601,4 @@ fn load_state(conn: &Connection, ticket: &str) -> Result<Option<TicketState>, Re
 
 fn to_sql_error(e: serde_json::Error) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(Box::new(e))
-}
-
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }

@@ -84,7 +84,7 @@ impl Review {
         let reviewed = runs
             .into_iter()
             .map(|(id, events)| {
-                let ticket = tickets.iter().find(|t| t.ticket_id == id);
+                let ticket = crate::tickets::find(tickets, id);
                 let entries = events
                     .iter()
                     .flat_map(|&event| {

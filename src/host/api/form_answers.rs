@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 use std::ops::Range;
 
-use crate::host::api::{Choice, Field, FieldKind, FieldValue, TextFormat};
+use crate::host::api::{Choice, Field, FieldKind, FieldValue, FormAnswer, FormKind, TextFormat};
 
 /// What is wrong with one field of an answer, in words a person can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +51,78 @@ pub fn validate(
     } else {
         Err(problems)
     }
+}
+
+/// An answer checked against the form it answers: a decline, a cancel and any answer to a
+/// request for a URL fit; an accept of fields fits when every value does. The one check before
+/// an answer goes to a server, whoever gave it (a person at the desk, a lead, a script).
+pub fn check_answer(kind: &FormKind, answer: &FormAnswer) -> Result<(), Vec<FieldProblem>> {
+    match (answer, kind) {
+        (FormAnswer::Accept(values), FormKind::Fields(fields)) => validate(fields, values),
+        _ => Ok(()),
+    }
+}
+
+/// Problems in one line: `amount: must be at most 500; note: is required`.
+pub fn in_words(problems: &[FieldProblem]) -> String {
+    let said: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}: {}", p.field, p.problem))
+        .collect();
+    said.join("; ")
+}
+
+/// A number field's value from what a person typed (trimmed, not empty).
+pub fn parse_number(kind: &FieldKind, text: &str) -> Result<FieldValue, &'static str> {
+    if let FieldKind::Integer { .. } = kind {
+        return text
+            .parse()
+            .map(FieldValue::Integer)
+            .map_err(|_| "must be a whole number, like 12");
+    }
+    let number = text.parse::<f64>().ok().filter(|n| n.is_finite());
+    number
+        .map(FieldValue::Number)
+        .ok_or("must be a number, like 12.5")
+}
+
+/// An accepted answer from `name=value` text, as a command line gives it: each value read
+/// as its field's type, the form's defaults for the rest. `Err` names a field the form does
+/// not have, or a value its field cannot take; whether the whole fits is [`validate`]'s.
+pub fn from_text(
+    fields: &[Field],
+    given: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, FieldValue>, String> {
+    let mut values = defaults(fields);
+    for (name, text) in given {
+        let Some(field) = fields.iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            return Err(format!(
+                "the form has no field {name:?}; its fields are: {}",
+                names.join(", ")
+            ));
+        };
+        let value = typed(&field.kind, &text)
+            .map_err(|problem| format!("field {name} {problem}, not {text:?}"))?;
+        values.insert(name, value);
+    }
+    Ok(values)
+}
+
+fn typed(kind: &FieldKind, text: &str) -> Result<FieldValue, &'static str> {
+    Ok(match kind {
+        FieldKind::Boolean { .. } => match text {
+            "true" | "yes" => FieldValue::Boolean(true),
+            "false" | "no" => FieldValue::Boolean(false),
+            _ => return Err("must be true or false"),
+        },
+        FieldKind::Integer { .. } | FieldKind::Number { .. } => parse_number(kind, text.trim())?,
+        FieldKind::Choice { .. } => FieldValue::Choice(text.to_owned()),
+        FieldKind::Choices { .. } => {
+            FieldValue::Choices(text.split(',').map(|c| c.trim().to_owned()).collect())
+        }
+        FieldKind::Text { .. } => FieldValue::Text(text.to_owned()),
+    })
 }
 
 fn value_problem(kind: &FieldKind, value: &FieldValue) -> Option<String> {
@@ -249,4 +321,98 @@ pub fn defaults(fields: &[Field]) -> BTreeMap<String, FieldValue> {
     };
     let named = |field: &Field| Some((field.name.clone(), default(&field.kind)?));
     fields.iter().filter_map(named).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, required: bool, kind: FieldKind) -> Field {
+        let (name, title, description) = (name.to_owned(), None, None);
+        Field {
+            name,
+            title,
+            description,
+            required,
+            kind,
+        }
+    }
+
+    fn release_form() -> Vec<Field> {
+        let release = FieldKind::Boolean {
+            default: Some(false),
+        };
+        let amount = FieldKind::Integer {
+            minimum: Some(1),
+            maximum: Some(500),
+            default: None,
+        };
+        vec![
+            field("release", true, release),
+            field("amount", true, amount),
+        ]
+    }
+
+    #[test]
+    fn a_command_lines_text_becomes_typed_values_with_the_defaults_for_the_rest() {
+        let given = BTreeMap::from([("amount".to_owned(), " 120 ".to_owned())]);
+        let values = from_text(&release_form(), given).expect("typed");
+        assert_eq!(values.get("amount"), Some(&FieldValue::Integer(120)));
+        assert_eq!(values.get("release"), Some(&FieldValue::Boolean(false)));
+
+        let unknown = BTreeMap::from([("amout".to_owned(), "1".to_owned())]);
+        let said = from_text(&release_form(), unknown).expect_err("no such field");
+        assert_eq!(
+            said,
+            "the form has no field \"amout\"; its fields are: release, amount"
+        );
+        let bad = BTreeMap::from([("release".to_owned(), "maybe".to_owned())]);
+        let said = from_text(&release_form(), bad).expect_err("not a boolean");
+        assert_eq!(said, "field release must be true or false, not \"maybe\"");
+    }
+
+    #[test]
+    fn numbers_parse_the_same_for_the_desk_and_the_command_line() {
+        let integer = FieldKind::Integer {
+            minimum: None,
+            maximum: None,
+            default: None,
+        };
+        let number = FieldKind::Number {
+            minimum: None,
+            maximum: None,
+            default: None,
+        };
+        assert_eq!(parse_number(&integer, "12"), Ok(FieldValue::Integer(12)));
+        assert!(parse_number(&integer, "12.5").is_err());
+        assert_eq!(parse_number(&number, "12.5"), Ok(FieldValue::Number(12.5)));
+        // Text that f64 reads but no person means as a number.
+        assert!(parse_number(&number, "NaN").is_err());
+        assert!(parse_number(&number, "inf").is_err());
+    }
+
+    #[test]
+    fn only_an_accept_of_fields_is_checked_and_its_problems_read_as_one_line() {
+        let fields = release_form();
+        let kind = FormKind::Fields(fields.clone());
+        assert_eq!(check_answer(&kind, &FormAnswer::Decline), Ok(()));
+        assert_eq!(check_answer(&kind, &FormAnswer::Cancel), Ok(()));
+        let url = FormKind::Url {
+            url: "https://shop.example/verify".to_owned(),
+        };
+        assert_eq!(
+            check_answer(&url, &FormAnswer::Accept(BTreeMap::new())),
+            Ok(())
+        );
+        let too_much = BTreeMap::from([
+            ("release".to_owned(), FieldValue::Boolean(true)),
+            ("amount".to_owned(), FieldValue::Integer(900)),
+            ("note".to_owned(), FieldValue::Text("x".to_owned())),
+        ]);
+        let problems = check_answer(&kind, &FormAnswer::Accept(too_much)).expect_err("unfit");
+        assert_eq!(
+            in_words(&problems),
+            "amount: must be at most 500; note: is not a field of this form"
+        );
+    }
 }

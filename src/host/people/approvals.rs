@@ -119,16 +119,10 @@ impl Host {
                 answer => answer,
             },
         };
-        if let (FormAnswer::Accept(values), FormKind::Fields(fields)) = (&answer, &ask.kind)
-            && let Err(problems) = crate::host::api::form_answers::validate(fields, values)
-        {
+        if let Err(problems) = crate::host::api::check_answer(&ask.kind, &answer) {
             return Err(format!(
                 "the answer does not fit the form of approval {id}: {}",
-                problems
-                    .iter()
-                    .map(|p| format!("{}: {}", p.field, p.problem))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                crate::host::api::in_words(&problems)
             ));
         }
         // Held from here to the record's answer, so no other lead sends the round meanwhile.

@@ -57,9 +57,7 @@ impl Host {
     pub async fn check_text(&self, ticket: &str, text: &str) -> Result<checks::Checked, String> {
         let facts = self.call_log(ticket).await.map_err(|e| e.to_string())?;
         let ticket_text = self
-            .tickets
-            .iter()
-            .find(|t| t.ticket_id == ticket)
+            .ticket(ticket)
             .map(|t| format!("{}\n{}", t.subject, t.body))
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
         let tools: Vec<String> = self

@@ -93,7 +93,7 @@ impl Host {
             .approval(approval)
             .await
             .is_ok_and(|a| a.asked_by == self.record.person());
-        let Some(ticket) = self.tickets.iter().find(|t| t.ticket_id == ticket).cloned() else {
+        let Some(ticket) = self.ticket(ticket).cloned() else {
             return;
         };
         if asked_here {

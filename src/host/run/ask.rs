@@ -169,9 +169,7 @@ impl Host {
 
     /// A person trusts `tool` as it is defined now: it runs unasked while that lasts.
     async fn trust_tool(&self, tool: &str, scope: TrustScope, by: &str, definition: String) {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
+        let at = crate::clock::unix_secs();
         let grant = TrustGrant {
             tool: tool.to_owned(),
             scope,

@@ -3,9 +3,9 @@
 //! them), the lead's answer is the stopped call's outcome, and the model is asked next. The
 //! tool is never called again for it: its effect, if any, is the one the lead's desk made.
 
-use super::conversation::Conversation;
+use super::conversation::{Conversation, Taken};
 use crate::host::core::Host;
-use crate::model::chat::{Reply, ToolCall};
+use crate::model::chat::ToolCall;
 use crate::record::Event;
 use crate::record::Lifecycle;
 use crate::record::store::Stored;
@@ -86,22 +86,9 @@ fn replay_into(conversation: &mut Conversation, run: &[Stored]) -> u32 {
         match &stored.event {
             Event::ModelCall { turn, reply, .. } => {
                 last_turn = *turn;
-                match reply {
-                    Reply::Call {
-                        call,
-                        content,
-                        dropped,
-                    } => {
-                        conversation.push_call(call, content.clone());
-                        pending = Some((call.clone(), *dropped, *turn));
-                    }
-                    Reply::Malformed { raw, problem } => {
-                        conversation.push_unusable(raw.clone(), problem);
-                    }
-                    // Words end a run; mid-run they were an empty answer.
-                    Reply::Words { content } => {
-                        conversation.push_unusable(content.clone(), "your answer was empty");
-                    }
+                // Words that were a draft ended the run; a run that stopped never had any.
+                if let Taken::Call { call, dropped } = conversation.take_reply(reply.clone()) {
+                    pending = Some((call, dropped, *turn));
                 }
             }
             Event::Outcome {

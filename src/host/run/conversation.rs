@@ -4,7 +4,7 @@
 use crate::host::api::Outcome;
 use crate::host::checks::CallFact;
 use crate::host::run::system_prompt;
-use crate::model::chat::{Message, ToolCall, ToolSpec, tool_response_block};
+use crate::model::chat::{Message, Reply, ToolCall, ToolSpec, tool_response_block};
 
 /// One ticket's conversation as the model sees it, and what the host keeps beside it.
 pub(in crate::host) struct Conversation {
@@ -26,7 +26,43 @@ pub(in crate::host) struct Conversation {
     pub(in crate::host) parked: Option<i64>,
 }
 
+/// What a model's reply is to the run, once it has its place in the conversation.
+pub(in crate::host) enum Taken {
+    /// Words: the draft. Nothing is added; the run ends with it.
+    Draft(String),
+    /// A call, added as the model asked for it; its outcome follows when it is known.
+    Call { call: ToolCall, dropped: usize },
+    /// Nothing the run can use (an empty or unreadable answer): added, with what was wrong.
+    Unusable,
+}
+
 impl Conversation {
+    /// Gives a model's reply its place in the conversation: the same when a run happens and
+    /// when a stopped run is put back together from the record, so the model reads the same
+    /// messages either way.
+    pub(in crate::host) fn take_reply(&mut self, reply: Reply) -> Taken {
+        match reply {
+            // An empty answer is no draft: the model is told, within the same turn budget.
+            Reply::Words { content } if content.trim().is_empty() => {
+                self.push_unusable(content, "your answer was empty");
+                Taken::Unusable
+            }
+            Reply::Words { content } => Taken::Draft(content),
+            Reply::Malformed { raw, problem } => {
+                self.push_unusable(raw, &problem);
+                Taken::Unusable
+            }
+            Reply::Call {
+                call,
+                content,
+                dropped,
+            } => {
+                self.push_call(&call, content);
+                Taken::Call { call, dropped }
+            }
+        }
+    }
+
     /// The model's call, as it asked for it.
     pub(in crate::host) fn push_call(&mut self, call: &ToolCall, content: String) {
         self.messages.push(Message::Assistant {

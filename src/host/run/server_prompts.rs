@@ -53,9 +53,7 @@ impl Host {
         prompt: &PersonPrompt,
     ) -> Result<TicketRun, String> {
         let ticket = self
-            .tickets
-            .iter()
-            .find(|t| t.ticket_id == ticket)
+            .ticket(ticket)
             .cloned()
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
         let request = self.person_request(prompt).await?;

@@ -17,7 +17,7 @@ use crate::host::gate::names::ToolName;
 use crate::host::gate::tools::Offered;
 use crate::host::gate::{provenance, schema};
 use crate::host::run::ask::Consent;
-use crate::host::run::conversation::{Called, Conversation};
+use crate::host::run::conversation::{Called, Conversation, Taken};
 use crate::host::run::system_prompt;
 use crate::host::servers::calls::{self, CallPlan};
 use crate::host::servers::connect::ServerConn;
@@ -43,7 +43,7 @@ impl Host {
             self.tickets.clone()
         } else {
             ids.iter()
-                .filter_map(|id| self.tickets.iter().find(|t| &t.ticket_id == id).cloned())
+                .filter_map(|id| self.ticket(id).cloned())
                 .collect()
         };
         // The queue takes only tickets nobody has touched, and those whose run stopped for a
@@ -285,26 +285,10 @@ impl Host {
         reply: Reply,
         conversation: &mut Conversation,
     ) -> Option<String> {
-        // An empty answer is no draft: tell the model, within the same turn budget.
-        let reply = match reply {
-            Reply::Words { content } if content.trim().is_empty() => Reply::Malformed {
-                raw: content,
-                problem: "your answer was empty".to_owned(),
-            },
-            other => other,
-        };
-        match reply {
-            Reply::Words { content } => Some(content),
-            Reply::Malformed { raw, problem } => {
-                conversation.push_unusable(raw, &problem);
-                None
-            }
-            Reply::Call {
-                call,
-                content,
-                dropped,
-            } => {
-                conversation.push_call(&call, content);
+        match conversation.take_reply(reply) {
+            Taken::Draft(content) => Some(content),
+            Taken::Unusable => None,
+            Taken::Call { call, dropped } => {
                 let last_turn = turn == self.config.limits.model_calls_per_ticket;
                 let called = if last_turn {
                     self.refuse_at_limit(&ticket.ticket_id, turn, &call).await

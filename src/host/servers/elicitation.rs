@@ -101,10 +101,7 @@ impl HostClient {
             // URL mode: an accept carries no content.
             return ElicitResult::new(ElicitationAction::Accept);
         }
-        if let (FormAnswer::Accept(values), crate::host::api::FormKind::Fields(fields)) =
-            (&answer, &ask.kind)
-            && let Err(problems) = crate::host::api::form_answers::validate(fields, values)
-        {
+        if let Err(problems) = crate::host::api::check_answer(&ask.kind, &answer) {
             tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
             return ElicitResult::new(ElicitationAction::Cancel);
         }

@@ -5,8 +5,6 @@
 //! Nothing here touches a database; each backend reads the rows under its own locks and
 //! asks these functions what the rules say.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use sha2::{Digest, Sha256};
 
 use super::model::{Covers, QuoteIds, Refund, ShopError};
@@ -219,8 +217,5 @@ pub(super) fn may_release(
 
 /// Unix seconds.
 pub(super) fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    crate::clock::unix_secs()
 }

@@ -13,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use tui_textarea::{CursorMove, TextArea};
 
 use crate::host::api::{Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind};
-use crate::host::api::{FieldProblem, defaults, validate};
+use crate::host::api::{FieldProblem, defaults, parse_number, validate};
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::one_line;
 use crate::ui::theme;
@@ -453,16 +453,8 @@ impl Editor {
                 let text = text.trim();
                 if text.is_empty() {
                     None
-                } else if let FieldKind::Integer { .. } = kind {
-                    let integer = text
-                        .parse()
-                        .map_err(|_| "must be a whole number, like 12")?;
-                    Some(FieldValue::Integer(integer))
                 } else {
-                    let number = text.parse::<f64>().ok().filter(|n| n.is_finite());
-                    Some(FieldValue::Number(
-                        number.ok_or("must be a number, like 12.5")?,
-                    ))
+                    Some(parse_number(kind, text)?)
                 }
             }
             (Self::Boolean(value), _) => value.map(FieldValue::Boolean),
