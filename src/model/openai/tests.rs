@@ -1,0 +1,341 @@
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::{Json, Router, routing::post};
+
+use super::*;
+
+/// Each request the mock saw: its Authorization header and its body.
+type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
+type Script = (Seen, u16, Value, Duration);
+
+const BLOCK: &str =
+    "<tool_response tool=\"shop.get_order_status\" outcome=\"result\">\n{}\n</tool_response>";
+const TEN_SECONDS: Duration = Duration::from_secs(10);
+
+/// A chat-completions server on 127.0.0.1 that records requests and answers as scripted.
+async fn mock(status: u16, answer: Value, delay: Duration) -> (String, Seen) {
+    let seen = Seen::default();
+    let handler = |State((seen, status, answer, delay)): State<Script>,
+                   headers: HeaderMap,
+                   Json(body): Json<Value>| async move {
+        let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
+        let request = (auth.map(str::to_owned), body);
+        seen.lock().expect("the mock never panics").push(request);
+        tokio::time::sleep(delay).await;
+        let status = StatusCode::from_u16(status).expect("scripted statuses are valid");
+        (status, Json(answer))
+    };
+    let app = Router::new()
+        .route("/v1/chat/completions", post(handler))
+        .with_state((seen.clone(), status, answer, delay));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    let listener = listener.expect("a free port on 127.0.0.1");
+    let url = format!("http://{}/v1/", listener.local_addr().expect("bound"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+fn answer(message: Value) -> Value {
+    json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+}
+
+fn client(url: &str, recipe: Recipe) -> OpenAiChat {
+    OpenAiChat::new(
+        url,
+        "qwen",
+        None,
+        recipe,
+        Sampling::default(),
+        TEN_SECONDS,
+        None,
+    )
+    .expect("a plain http client")
+}
+
+/// The host's conversation, written as its JSON.
+fn request(messages: Value) -> ChatRequest {
+    serde_json::from_value(json!({"messages": messages, "tools": [{
+        "name": "shop.get_order_status", "wire_name": "shop__get_order_status",
+        "description": "Where an order is", "input_schema": {"type": "object"},
+    }]}))
+    .expect("a valid request")
+}
+
+fn first_turn() -> Value {
+    json!([{"role": "system", "content": "Be kind."}, {"role": "user", "content": "O-1?"}])
+}
+
+/// The first turn, a call of shop.get_order_status, and the host's answer to it.
+fn after(outcome: &str) -> Value {
+    let mut messages = first_turn();
+    let call =
+        json!({"id": "call_1", "name": "shop.get_order_status", "arguments": {"order_id": "O-1"}});
+    let answer = BLOCK.replace("\"result\"", &format!("\"{outcome}\""));
+    let turns = messages.as_array_mut().expect("a list");
+    turns.push(json!({"role": "assistant", "content": "Checking.", "tool_call": call}));
+    turns.push(json!({"role": "tool", "call_id": "call_1", "name": "shop.get_order_status", "content": answer}));
+    messages
+}
+
+async fn ask(model: &OpenAiChat, messages: Value) -> Result<Reply, ModelError> {
+    model.reply(&request(messages)).await
+}
+
+fn first_seen(seen: &Seen) -> (Option<String>, Value) {
+    seen.lock().expect("the mock never panics")[0].clone()
+}
+
+/// One reply from a mock answering `message`, and the request body the mock got.
+async fn exchange(recipe: Recipe, messages: Value, message: Value) -> (Reply, Value) {
+    let (url, seen) = mock(200, answer(message), Duration::ZERO).await;
+    let reply = ask(&client(&url, recipe), messages).await.expect("a reply");
+    (reply, first_seen(&seen).1)
+}
+
+/// A reply as the host's JSON; an `id` of "fresh" stands for one the client made up.
+fn reply(expected: Value) -> Reply {
+    serde_json::from_value(expected).expect("a valid reply")
+}
+
+fn blank_fresh_id(mut reply: Reply) -> Reply {
+    if let Reply::Call { call, .. } = &mut reply {
+        assert!(call.id.starts_with("call_"), "a made-up id: {}", call.id);
+        call.id = "fresh".into();
+    }
+    reply
+}
+
+fn order_call(id: &str, words: &str) -> Reply {
+    let call = json!({"id": id, "name": "shop.get_order_status", "arguments": {"order_id": "O-1"}});
+    reply(json!({"kind": "call", "call": call, "content": words}))
+}
+
+#[tokio::test]
+async fn a_native_call_comes_back_under_its_canonical_name() {
+    let function = json!({"name": "shop__get_order_status", "arguments": "{\"order_id\":\"O-1\"}"});
+    let message = json!({"content": null, "tool_calls": [{"id": "call_9", "type": "function", "function": function}]});
+    let (url, seen) = mock(200, answer(message), Duration::ZERO).await;
+    let mut model = client(&url, Recipe::NativeTools);
+    (model.sampling.temperature, model.sampling.seed) = (Some(0.2), Some(7));
+    model.sampling.max_tokens = Some(256);
+    let got = ask(&model, after("tool error")).await.expect("a reply");
+    assert_eq!(got, order_call("call_9", ""));
+    let (_, body) = first_seen(&seen);
+    let function = json!({"name": "shop__get_order_status", "arguments": "{\"order_id\":\"O-1\"}"});
+    assert_eq!(
+        body,
+        json!({
+            "model": "qwen",
+            "messages": [
+                {"role": "system", "content": "Be kind."},
+                {"role": "user", "content": "O-1?"},
+                {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "call_1", "type": "function", "function": function}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": BLOCK.replace("\"result\"", "\"tool error\"")},
+            ],
+            "tools": [{"type": "function", "function": {"name": "shop__get_order_status", "description": "Where an order is", "parameters": {"type": "object"}}}],
+            "tool_choice": "auto",
+            "temperature": 0.2,
+            "seed": 7,
+            "max_tokens": 256,
+        })
+    );
+}
+
+#[tokio::test]
+async fn plain_content_comes_back_as_words() {
+    let message = json!({"role": "assistant", "content": "It shipped today."});
+    let (got, _) = exchange(Recipe::NativeTools, first_turn(), message).await;
+    assert_eq!(
+        got,
+        reply(json!({"kind": "words", "content": "It shipped today."}))
+    );
+}
+
+#[tokio::test]
+async fn a_fenced_call_in_the_content_is_read_with_native_tools() {
+    let content = "Let me look.\n```json\n{\"name\": \"shop__get_order_status\", \"arguments\": {\"order_id\": \"O-1\"}}\n```";
+    let (got, _) = exchange(
+        Recipe::NativeTools,
+        first_turn(),
+        json!({"content": content}),
+    )
+    .await;
+    assert_eq!(blank_fresh_id(got), order_call("fresh", "Let me look."));
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_come_back_malformed() {
+    let hint = "send them as one JSON object like {\"key\": \"value\"}";
+    for (raw, problem) in [
+        (
+            "{\"order_id\": ",
+            "are not valid JSON (EOF while parsing a value at line 1 column 13)",
+        ),
+        ("[\"O-1\"]", "are not a JSON object"),
+    ] {
+        let function = json!({"name": "shop__get_order_status", "arguments": raw});
+        let message = json!({"tool_calls": [{"id": "c", "function": function}]});
+        let (got, _) = exchange(Recipe::NativeTools, first_turn(), message).await;
+        let problem = format!("the arguments of shop.get_order_status {problem}; {hint}");
+        assert_eq!(
+            got,
+            reply(json!({"kind": "malformed", "raw": raw, "problem": problem}))
+        );
+    }
+}
+
+#[tokio::test]
+async fn llama_cpp_prefill_forces_a_call_on_the_first_turn_only() {
+    let content = "{\"name\": \"shop__get_order_status\", \"arguments\": {\"order_id\": \"O-1\"}}";
+    {
+        let messages = first_turn();
+        let turns = messages.as_array().map_or(0, Vec::len);
+        let (got, mut body) = exchange(
+            Recipe::LlamaCppPrefill,
+            messages,
+            json!({"content": content}),
+        )
+        .await;
+        assert_eq!(blank_fresh_id(got), order_call("fresh", ""));
+        let sent = body["messages"].as_array_mut().expect("messages");
+        assert_eq!(sent.len(), turns + 1);
+        assert_eq!(
+            sent.pop(),
+            Some(json!({"role": "assistant", "content": "<tool_call>\n"}))
+        );
+        assert_eq!(
+            (
+                &body["tool_choice"],
+                &body["parallel_tool_calls"],
+                &body["stop"]
+            ),
+            (&json!("required"), &json!(false), &json!(["</tool_call>"]))
+        );
+        assert_eq!(
+            body["tools"][0]["function"]["name"],
+            "shop__get_order_status"
+        );
+    }
+}
+
+#[tokio::test]
+async fn llama_cpp_prefill_lets_the_model_choose_once_a_tool_answered() {
+    // After an error too: the model may answer in words instead of repeating the call.
+    for outcome in ["result", "tool error", "failed"] {
+        let message = json!({"content": "It shipped."});
+        let (got, body) = exchange(Recipe::LlamaCppPrefill, after(outcome), message).await;
+        assert_eq!(
+            got,
+            reply(json!({"kind": "words", "content": "It shipped."}))
+        );
+        assert_eq!(body["messages"].as_array().map(Vec::len), Some(4));
+        assert_eq!(body["tool_choice"], "auto");
+        assert_eq!(
+            (body.get("stop"), body.get("parallel_tool_calls")),
+            (None, None)
+        );
+    }
+}
+
+#[tokio::test]
+async fn text_calls_send_tool_answers_as_user_messages_and_no_tools() {
+    let content = "<tool_call>\n{\"name\": \"shop.get_order_status\", \"arguments\": {\"order_id\": \"O-1\"}}";
+    let (got, body) = exchange(
+        Recipe::TextCalls,
+        after("result"),
+        json!({"content": content}),
+    )
+    .await;
+    assert_eq!(blank_fresh_id(got), order_call("fresh", ""));
+    let written = "Checking.\n<tool_call>\n{\"name\": \"shop.get_order_status\", \"arguments\": {\"order_id\":\"O-1\"}}\n</tool_call>";
+    assert_eq!(
+        body,
+        json!({"model": "qwen", "messages": [
+            {"role": "system", "content": "Be kind."},
+            {"role": "user", "content": "O-1?"},
+            {"role": "assistant", "content": written},
+            {"role": "user", "content": BLOCK},
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_wire_name_is_passed_through() {
+    let function = json!({"name": "shop__cancel_everything", "arguments": "{}"});
+    let message = json!({"tool_calls": [{"id": "c1", "function": function}]});
+    let (got, _) = exchange(Recipe::NativeTools, first_turn(), message).await;
+    let call = json!({"id": "c1", "name": "shop__cancel_everything", "arguments": {}});
+    assert_eq!(
+        got,
+        reply(json!({"kind": "call", "call": call, "content": ""}))
+    );
+}
+
+#[tokio::test]
+async fn the_api_key_goes_as_a_bearer_token_and_is_never_described() {
+    let (url, seen) = mock(200, answer(json!({"content": "Hi"})), Duration::ZERO).await;
+    let mut model = client(&url, Recipe::NativeTools);
+    model.api_key = Some("sk-secret".to_owned());
+    ask(&model, first_turn()).await.expect("a reply");
+    assert_eq!(first_seen(&seen).0.as_deref(), Some("Bearer sk-secret"));
+    let base = url.trim_end_matches('/');
+    let described = format!("openai:{base} model qwen (recipe native_tools)");
+    assert_eq!(
+        (model.describe(), format!("{model:?}")),
+        (described.clone(), described)
+    );
+}
+
+#[tokio::test]
+async fn an_http_error_names_the_servers_message() {
+    let body = json!({"error": {"message": "model 'qwen' not found", "code": 404}});
+    let (url, _) = mock(500, body, Duration::ZERO).await;
+    let error = ask(&client(&url, Recipe::NativeTools), first_turn()).await;
+    let base = url.trim_end_matches('/');
+    let expected = format!(
+        "the model server at {base} answered HTTP 500: model 'qwen' not found; \
+         check the model name, the API key and the server's log"
+    );
+    assert_eq!(error.expect_err("an HTTP error").to_string(), expected);
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_model_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    let port = listener
+        .expect("a free port")
+        .local_addr()
+        .expect("bound")
+        .port();
+    let model = client(&format!("http://127.0.0.1:{port}/v1"), Recipe::NativeTools);
+    let error = ask(&model, first_turn())
+        .await
+        .expect_err("nothing listens");
+    assert!(matches!(error, ModelError::Unreachable { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.ends_with("is it running? (scripts/local-model.sh starts one)"));
+}
+
+#[tokio::test]
+async fn a_server_slower_than_the_timeout_is_a_timeout() {
+    let slow = Duration::from_secs(5);
+    let (url, _) = mock(200, answer(json!({"content": "late"})), slow).await;
+    let mut model = client(&url, Recipe::NativeTools);
+    model.timeout = Duration::from_millis(200);
+    let error = ask(&model, first_turn()).await.expect_err("too slow");
+    let message = error.to_string();
+    assert!(
+        message.contains("did not answer within 0.2 s; is it running?"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_without_choices_is_unreadable() {
+    let (url, _) = mock(200, json!({"object": "list"}), Duration::ZERO).await;
+    let error = ask(&client(&url, Recipe::NativeTools), first_turn()).await;
+    let error = error.expect_err("no choices");
+    assert!(matches!(error, ModelError::Unreadable { .. }), "{error:?}");
+}
