@@ -52,10 +52,8 @@ pub struct ShopArgs {
     /// Read the shop's world from this directory instead of the bundled one.
     #[arg(long, value_name = "DIR")]
     pub assets: Option<PathBuf>,
-    /// With --stdio: how many microseconds to poll stdin for the client's next request after
-    /// each answer, before the server's thread sleeps (0: never).
-    #[arg(long, value_name = "US", default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US)]
-    pub busy_poll_us: u64,
+    #[command(flatten)]
+    pub polling: Polling,
     #[command(flatten)]
     pub oauth: Box<crate::shop::oauth::OAuthArgs>,
 }
@@ -68,10 +66,28 @@ pub struct PartnerArgs {
     /// Read parcels from this JSON file instead of the bundled ones.
     #[arg(long, value_name = "FILE")]
     pub parcels: Option<PathBuf>,
-    /// How many microseconds to poll stdin for the client's next request after each answer,
-    /// before the server's thread sleeps (0: never).
-    #[arg(long, value_name = "US", default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US)]
+    #[command(flatten)]
+    pub polling: Polling,
+}
+
+/// A stdio server's polling window; a desk that starts the server hands over its own.
+#[derive(Debug, Args)]
+pub struct Polling {
+    /// With --stdio: how many microseconds to poll stdin for the client's next request after
+    /// each answer, before the server's thread sleeps (0: never).
+    #[arg(
+        long,
+        value_name = "US",
+        env = crate::wire::busy_poll::WINDOW_ENV,
+        default_value_t = crate::wire::busy_poll::DEFAULT_WINDOW_US
+    )]
     pub busy_poll_us: u64,
+}
+
+impl Polling {
+    pub fn window(&self) -> Duration {
+        Duration::from_micros(self.busy_poll_us)
+    }
 }
 
 pub async fn execute(command: ServeCommand) -> anyhow::Result<()> {
@@ -87,7 +103,7 @@ pub async fn execute(command: ServeCommand) -> anyhow::Result<()> {
                 None => Parcels::bundled(),
             };
             tracing::info!(parcels = parcels.len(), "partner-tracking serving on stdio");
-            let busy_poll = Duration::from_micros(args.busy_poll_us);
+            let busy_poll = args.polling.window();
             crate::serve::stdio(PartnerServer::new(Arc::new(parcels)), busy_poll).await?;
             Ok(())
         }
@@ -178,7 +194,7 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
         crate::shop::http::serve(listener, server, access, shutdown).await?;
     } else {
         tracing::info!(db = %at, "shop-support serving on stdio");
-        crate::serve::stdio(server, Duration::from_micros(args.busy_poll_us)).await?;
+        crate::serve::stdio(server, args.polling.window()).await?;
     }
     Ok(())
 }

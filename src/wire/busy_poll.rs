@@ -29,6 +29,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+/// The environment variable through which a desk hands its window for a server to the stdio
+/// servers it starts (`serve shop|partner` read it when `--busy-poll-us` is not given), so one
+/// setting, `busy_poll_us` under `[servers.NAME]`, sets both ends of that server's pipe.
+pub const WINDOW_ENV: &str = "SUPPORT_DESK_BUSY_POLL_US";
+
 /// The window a stdio pipe is watched for, in microseconds, unless a server's config or
 /// command line says otherwise: a tool call's round trip on one CPU, with room for a slow one.
 pub const DEFAULT_WINDOW_US: u64 = 100;

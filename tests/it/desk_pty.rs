@@ -307,3 +307,44 @@ async fn the_desk_and_the_servers_it_starts_run_without_transparent_huge_pages()
     }
     desk.quit().await;
 }
+
+/// CPU time (user and system, in clock ticks) a process has used, from `/proc/PID/stat`.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after_name = &stat[stat.rfind(')').expect("a command name") + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    let tick = |n: usize| fields[n - 3].parse::<u64>().expect("a tick count");
+    tick(14) + tick(15)
+}
+
+/// An idle desk uses no CPU: busy polling looks at a server's pipe only while a call waits
+/// for its answer, and nothing ticks while nobody types. Over 10 s the desk and every server
+/// it started use under 1 % of one core between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_desk_and_the_servers_it_starts_use_no_cpu() {
+    let desk = Desk::start(&[]);
+    desk.screen.wait_for("shop 2026-07-28").await;
+    // Start-up settles: the servers' first lists, the record's first page.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let marked = processes_marked(&desk.mark);
+    // The partner runs inside the desk; the shop is a child.
+    assert!(marked.len() >= 2, "the desk and its shop: {marked:?}");
+    let clock_ticks: u64 = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(100);
+    let before: u64 = marked.iter().map(|pid| cpu_ticks(*pid)).sum();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let after: u64 = marked.iter().map(|pid| cpu_ticks(*pid)).sum();
+    let used = after - before;
+    assert!(
+        used * 100 < clock_ticks * 10,
+        "idle for 10 s, the desk and its servers used {used} ticks of CPU ({clock_ticks} a second): over 1 % of a core"
+    );
+    desk.quit().await;
+}

@@ -100,8 +100,8 @@ async fn a_call_on_stdio_reads_to_the_shop_as_rmcps_own_call_and_is_answered_the
     );
 }
 
-/// The shop over stdio with `busy_poll_us` on both ends: the desk's `[servers.shop]` window
-/// and the server's `--busy-poll-us`.
+/// The shop over stdio with `busy_poll_us` on both ends: the desk's `[servers.shop]` window,
+/// which the desk hands to the server it starts (no `--busy-poll-us` is given).
 fn shop_polling(dir: &std::path::Path, window_us: u64) -> ServerConfig {
     ServerConfig {
         command: Some(BIN.into()),
@@ -109,8 +109,6 @@ fn shop_polling(dir: &std::path::Path, window_us: u64) -> ServerConfig {
             "serve",
             "shop",
             "--stdio",
-            "--busy-poll-us",
-            &window_us.to_string(),
             "--db",
             &dir.join(format!("shop-{window_us}.sqlite3"))
                 .display()
@@ -170,4 +168,59 @@ fn calls_answer_the_same_whether_both_ends_poll_their_pipes_or_sleep() {
         "{polling:?}"
     );
     assert_eq!(polling, sleeping);
+}
+
+/// One switch for both ends of a pipe: a server's `busy_poll_us` reaches the stdio server the
+/// desk starts, and `serve` takes it as its window when no `--busy-poll-us` is given.
+#[test]
+fn the_desk_hands_a_servers_polling_window_to_the_server_it_starts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = shop_polling(dir.path(), 0);
+    let db = dir.path().join("shop-0.sqlite3").display().to_string();
+    let runtime = support_desk::startup::desk_runtime().expect("the desk's runtime");
+    let environ = runtime.block_on(async move {
+        let (questions, _nobody) = mpsc::channel(1);
+        let conn = ServerConn::connect("shop", &config, questions, None)
+            .await
+            .expect("the shop connects");
+        let environ = started_with(&db);
+        conn.forget().await;
+        environ
+    });
+    let window = format!("{}=0", support_desk::wire::busy_poll::WINDOW_ENV);
+    assert!(
+        environ.contains(&window),
+        "the shop's environment: {environ:?}"
+    );
+    let help = std::process::Command::new(BIN)
+        .args(["serve", "shop", "--help"])
+        .env(support_desk::wire::busy_poll::WINDOW_ENV, "0")
+        .output()
+        .expect("serve --help runs");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("[env: SUPPORT_DESK_BUSY_POLL_US=0]"),
+        "serve shop --help:\n{help}"
+    );
+}
+
+/// The environment of the one process whose command line names `arg`.
+fn started_with(arg: &str) -> Vec<String> {
+    let found: Vec<Vec<String>> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|entry| {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let named = cmdline
+                .split(|b| *b == 0)
+                .any(|part| part == arg.as_bytes());
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            let vars = environ
+                .split(|b| *b == 0)
+                .map(|v| String::from_utf8_lossy(v).into_owned());
+            named.then(|| vars.collect())
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one process started with {arg}");
+    found.into_iter().next().unwrap_or_default()
 }

@@ -39,6 +39,10 @@ impl ServerConn {
                 };
                 let mut cmd = tokio::process::Command::new(program);
                 cmd.args(&args).kill_on_drop(true);
+                // Both ends of the pipe poll alike: a server of ours reads this as its window
+                // (any other ignores it); the config's own `env` may still set it.
+                let window = self.config.busy_poll().as_micros().to_string();
+                cmd.env(crate::wire::busy_poll::WINDOW_ENV, window);
                 for (key, value) in env {
                     cmd.env(key, resolve_value(&value).map_err(failed)?);
                 }
