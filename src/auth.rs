@@ -9,8 +9,8 @@
 //! owner alone and shared safely by several desks ([`store`]), signing in again when a
 //! server asks for more scopes ([`client`]), the client-credentials grant for a desk that
 //! runs as itself, the desk's own HTTP client for a server whose `ca_file` names a private CA
-//! (`http`), revoking a grant at the authorization server on `logout` ([`revoke`]), and the
-//! `login`/`logout` commands ([`commands`]).
+//! (`http`), and revoking a grant at the authorization server on `logout` ([`revoke`]). The
+//! `login` and `logout` commands are [`crate::commands::login`] and [`crate::commands::logout`].
 
 pub mod client;
 mod flow;

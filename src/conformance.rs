@@ -5,7 +5,7 @@
 //! the last argument, the scenario's name in `MCP_CONFORMANCE_SCENARIO` and, for some
 //! scenarios, tool calls in `MCP_CONFORMANCE_CONTEXT` (JSON). The binary connects exactly as
 //! the desk does ([`ServerConn`](crate::host::servers::connect::ServerConn): the discover probe,
-//! falling back to `initialize`), calls tools through [`host::calls`](crate::host::servers::calls), and
+//! falling back to `initialize`), calls tools through [`host::servers::calls`](crate::host::servers::calls), and
 //! answers every form with each field's default. Auto-accepting is allowed here only: in the
 //! desk a person answers every form.
 //!

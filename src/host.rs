@@ -1,6 +1,8 @@
 //! The host: one MCP client per configured server, and the bounded loop in which a model
-//! works a ticket through them. It runs on a background task and meets its driver only
-//! through [`api`] and [`events`]; it never draws anything.
+//! works a ticket through them. It runs on a background task ([`task`]) and meets its driver
+//! only through the channels of [`api`] and [`events`]; it never draws anything. Its wings:
+//! [`servers`] < [`checks`] < [`gate`] < [`core`] < [`run`], [`people`] (a lower one never
+//! names a higher one; `.ci/run` checks it).
 
 pub mod api;
 pub mod checks;

@@ -1,4 +1,5 @@
-//! Models the host can ask: an OpenAI-compatible chat-completions server, or a recording.
+//! Models the host can ask: an OpenAI-compatible chat-completions server, or recorded calls
+//! replayed.
 
 pub mod chat;
 pub mod openai;

@@ -4,8 +4,10 @@
 //!
 //! A ticket's state is derived from its events ([`state`]), its transcript too
 //! ([`transcript`]); the queue, the live ticket pane, review mode, `queue --json` and the JSONL
-//! export all read the same events. One person's desk keeps it in an SQLite file in the data
-//! directory ([`store`]).
+//! export all read the same events. The events themselves, and the words they are made of
+//! (a call's [`Outcome`], a draft's [`Finding`]), are [`event`]'s. One person's desk keeps the
+//! record in an SQLite file in the data directory ([`store`]); a team keeps it in PostgreSQL
+//! ([`postgres`]), and [`engine`] is the one face of both.
 
 pub mod engine;
 pub mod event;

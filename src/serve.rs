@@ -4,7 +4,7 @@
 //! A stdio server runs on one thread of its own, on a current-thread runtime, and reads and
 //! writes its pipes through the I/O driver (`rmcp::transport::stdio_pipes`), so a message is
 //! read, handled and answered without crossing a thread or Tokio's blocking pool. Both read a
-//! `tools/call` request straight into rmcp's types (`transport::CallsFirst`). After each
+//! `tools/call` request straight into rmcp's types (`crate::wire::server_stdio::CallsFirst`). After each
 //! message it writes, a stdio server polls its stdin for the client's next request for a
 //! moment before its thread sleeps ([`crate::wire::busy_poll`]). This module never decides what a
 //! server does; it only carries its messages.

@@ -1,7 +1,8 @@
-//! Start-up in one place: the config layered with the command line's overrides, the data
-//! directory, the desk's record, the model, the queue and the bundled servers, turned into
-//! what the host is made of. `cli.rs` only parses and dispatches; nothing here draws or
-//! prints.
+//! Start-up in one place, from plain values (never clap's types): the config layered with the
+//! command line's [`Overrides`], the data directory, the desk's record, the model, the queue
+//! and the bundled servers turned into [`HostParts`], and the desk's one-thread runtime.
+//! [`crate::cli`] sets up the process and dispatches to [`crate::commands`]; nothing here
+//! draws or prints.
 
 use std::path::{Path, PathBuf};
 

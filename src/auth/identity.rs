@@ -1,5 +1,5 @@
-//! Who the desk is to an authorization server: `[servers.X.oauth]` in the config, with its
-//! secrets read from the environment (never from the config).
+//! Who the desk is to an authorization server: [`OAuthConfig`] (`[servers.X.oauth]`) with its
+//! secrets read from the environment (never from the config), as a [`ClientIdentity`].
 
 use crate::config::OAuthConfig;
 

@@ -1,4 +1,5 @@
-//! A model that answers from a recording: by the exact messages it saw, nothing else.
+//! A model that answers from recorded model calls (a recording reads them for it:
+//! `crate::recording::Recording::replay_model`), by the exact messages it saw, nothing else.
 //! When nothing matches, it says where the run left the recording.
 
 use std::collections::HashMap;

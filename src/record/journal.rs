@@ -5,7 +5,7 @@
 //! Once `write` has returned, the line belongs to the kernel: killing the desk cannot lose it,
 //! just as it cannot lose an SQLite commit under `synchronous = NORMAL` (neither survives a
 //! power cut unsynced). The SQLite tables are brought up to date from the same events by the
-//! record's own thread (`store::Db`), and whoever opens the record next with no
+//! record's own thread (`store/tables.rs`), and whoever opens the record next with no
 //! desk working on it applies the lines the tables do not have yet, then empties the journal.
 //! A line cut short by a kill or a power cut has no newline, or does not parse: it and
 //! anything after it were never acknowledged, and are dropped.

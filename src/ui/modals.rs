@@ -1,4 +1,5 @@
-//! Overlays that ask a person something: consent, a server's form, the draft editor.
+//! Overlays that ask a person something: consent, a server's form, the draft editor, an
+//! internal note.
 
 pub mod consent;
 pub mod draft;

@@ -1,4 +1,5 @@
-//! The desk's panes and its two overlays of its own (help, picker), one file each. Each
+//! The desk's panes (status, queue, ticket, footer) and its own screens (help, picker, the
+//! `T` trust screen, sign-in), one file each. Each
 //! draws one rectangle from the `App` it is given and changes nothing.
 
 pub mod footer;

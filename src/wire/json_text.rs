@@ -4,7 +4,7 @@
 //! The text of a tool's answer is mostly JSON itself, so as a JSON string it is short raw
 //! runs between escaped quotes. serde_json handles such a string one byte and one escape at
 //! a time, with a writer call for every run and every escape; here a run is found and copied
-//! eight bytes at a time (BENCHMARKS.md, sections 00000 and 0000000000).
+//! eight bytes at a time (BENCHMARKS.md, 'Tool call against the Python SDK and the floor').
 
 const ONES: u64 = u64::from_le_bytes([0x01; 8]);
 const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);

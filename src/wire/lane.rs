@@ -3,7 +3,8 @@
 //! rmcp's client sends every request through its service: the caller hands the request to
 //! the service's task over a channel, the service sends it from a task spawned for it, and
 //! the answer comes back over a oneshot: a large part of what a client spends around a call
-//! (BENCHMARKS.md, sections 00 and 000). A call on a [`CallLane`] is written to the server's stdin by the
+//! (BENCHMARKS.md, 'Tool call against the Python SDK and the floor' and 'The host's own
+//! cost per tool call'). A call on a [`CallLane`] is written to the server's stdin by the
 //! caller itself, under the same lock rmcp's own messages take, and the transport's reader
 //! ([`crate::wire::child_stdio::ChildStdio`]) hands its answer straight to the caller. Everything else
 //! (the handshake, listings, the server's own requests and notifications, calls on HTTP or

@@ -1,9 +1,9 @@
 //! Consent gate: every tool call outside the allow list waits for a person's yes.
 //!
 //! Definitions are pinned at first connection; a changed definition blocks the tool until
-//! someone re-approves it. This module decides *whether to ask* and what to point out (an
-//! argument value seen nowhere, a changed definition), asks, and records the answer; it never
-//! decides for the person.
+//! someone re-approves it. This module decides *whether to ask* and what to point out (a
+//! changed definition and its diff), and keeps the pins and people's approvals of them. It
+//! never asks: [`crate::host::run::ask`] does, and records the answer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

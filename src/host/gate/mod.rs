@@ -3,9 +3,9 @@
 //! looks like instructions, the allow list and the trust a person set, where each argument
 //! came from, and the identifiers the config names in a customer's text.
 //!
-//! Everything here is decided from what it is handed: it never asks anyone, never calls a
-//! server and never appends to the record. Asking a person is the run's
-//! ([`crate::host::run::ask`]).
+//! Everything here is decided from what it is handed: it never asks a person and never appends
+//! to the record; the one thing it asks a server is its tool list (`tools::listing`, when the
+//! run refreshes what is offered). Asking a person is the run's ([`crate::host::run::ask`]).
 
 pub mod consent;
 pub mod identifiers;

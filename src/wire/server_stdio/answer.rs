@@ -12,7 +12,7 @@
 //! ```
 //!
 //! with any number of text blocks and `resultType` and `isError` each there or not: the
-//! shape the desk's client reads without a general parser (`host::stdio::answer`). Any other
+//! shape the desk's client reads without a general parser (`crate::wire::child_stdio::answer`). Any other
 //! message (another result, an error, a block with annotations or `_meta`, structured
 //! content, a result's `_meta`) is `None`, and serde_json writes it as rmcp would. The tests
 //! hold the two writers side by side.
