@@ -23,7 +23,7 @@ use crate::tickets::Ticket;
 pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
     let source = config.model.source.as_str();
     if let Some(path) = source.strip_prefix("replay:") {
-        let model = Recording::open_model(&recording_path(path))
+        let model = Recording::open_model(Path::new(path))
             .with_context(|| format!("loading the recording for {source}"))?;
         return Ok(Model::Replay(model));
     }
@@ -44,18 +44,6 @@ pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
         )?));
     }
     bail!("model.source \"{source}\" is neither replay:PATH nor openai:URL")
-}
-
-/// A recording's path: as given, or, when relative and not found from here, inside the
-/// source tree this binary was built from (so `cargo run` finds the bundled recording from
-/// any directory).
-pub fn recording_path(path: &str) -> PathBuf {
-    let given = PathBuf::from(path);
-    if given.exists() || given.is_absolute() {
-        return given;
-    }
-    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    if bundled.exists() { bundled } else { given }
 }
 
 /// The tickets a config names.

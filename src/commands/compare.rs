@@ -306,8 +306,7 @@ pub struct CompareArgs {
 }
 
 pub async fn execute(args: CompareArgs) -> anyhow::Result<()> {
-    let path = |p: &Path| crate::startup::recording_path(&p.to_string_lossy());
-    let text = run(&path(&args.old), &path(&args.new), args.json)?;
+    let text = run(&args.old, &args.new, args.json)?;
     super::write_stdout(&format!("{text}\n"))
 }
 

@@ -30,12 +30,12 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     let _log = crate::logging::to_file(&data_dir.join("logs"))?;
     let model = startup::build_model(&config)?;
     let described = model.describe();
-    let review_source = startup::recording_path(
+    let review_source = std::path::PathBuf::from(
         config
             .model
             .source
             .strip_prefix("replay:")
-            .unwrap_or("recordings/ticket-runs"),
+            .unwrap_or(crate::recording::reader::BUNDLED),
     );
     let tickets = startup::load_tickets(&config)?;
     let storage = startup::storage(

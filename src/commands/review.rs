@@ -4,12 +4,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::startup;
-
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// The recording (a directory of .jsonl batches, or one .jsonl file).
-    #[arg(default_value = "recordings/ticket-runs")]
+    #[arg(default_value = crate::recording::reader::BUNDLED)]
     pub path: PathBuf,
     /// Another recording to hold it against: the two runs of each ticket side by side
     /// (`c`), and both runs' figures as a chart (`g`).
@@ -18,9 +16,7 @@ pub struct ReviewArgs {
 }
 
 pub async fn execute(args: ReviewArgs) -> anyhow::Result<()> {
-    let open = |path: &Path| {
-        crate::recording::review::Review::open(&startup::recording_path(&path.to_string_lossy()))
-    };
+    let open = |path: &Path| crate::recording::review::Review::open(path);
     let screen = match &args.against {
         Some(other) => crate::ui::review::ReviewScreen::against(open(&args.path)?, open(other)?),
         None => crate::ui::review::ReviewScreen::new(open(&args.path)?),

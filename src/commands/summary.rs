@@ -7,7 +7,6 @@ use clap::Args;
 use super::write_stdout;
 use crate::recording::Recording;
 use crate::recording::summary::Summary;
-use crate::startup;
 
 #[derive(Debug, Args)]
 pub struct SummaryArgs {
@@ -19,7 +18,7 @@ pub struct SummaryArgs {
 }
 
 pub async fn execute(args: SummaryArgs) -> anyhow::Result<()> {
-    let summary = summarize(&startup::recording_path(&args.path.to_string_lossy()))?;
+    let summary = summarize(&args.path)?;
     let text = if args.json {
         serde_json::to_string(&summary)?
     } else {

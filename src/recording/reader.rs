@@ -64,8 +64,12 @@ impl Recording {
     }
 
     /// Reads a recording: a `.jsonl` file, or a directory whose `*.jsonl` files are batches
-    /// read in name order.
+    /// read in name order. [`BUNDLED`] is the recording built into the binary wherever no such
+    /// file or directory is, so the embedded default replays from any directory.
     pub fn read(path: &Path) -> Result<Self, ReadError> {
+        if !path.exists() && names_bundled(path) {
+            return Self::bundled();
+        }
         let files = batch_files(path)?;
         let mut recording = Recording::default();
         for file in files {
@@ -171,6 +175,50 @@ impl Recording {
     }
 }
 
+/// The recording of a real local model working the bundled queue, which the embedded default
+/// replays (`replay:recordings/ticket-runs`).
+pub const BUNDLED: &str = "recordings/ticket-runs";
+
+/// [`BUNDLED`]'s batches as they lie in the source tree, in name order (as [`batch_files`]
+/// reads a directory).
+const BUNDLED_BATCHES: [(&str, &str); 4] = [
+    (
+        "events.jsonl",
+        include_str!("../../recordings/ticket-runs/events.jsonl"),
+    ),
+    (
+        "refund-order-consent-declined.jsonl",
+        include_str!("../../recordings/ticket-runs/refund-order-consent-declined.jsonl"),
+    ),
+    (
+        "refund-order-lead-accepts.jsonl",
+        include_str!("../../recordings/ticket-runs/refund-order-lead-accepts.jsonl"),
+    ),
+    (
+        "refund-order-lead-declines.jsonl",
+        include_str!("../../recordings/ticket-runs/refund-order-lead-declines.jsonl"),
+    ),
+];
+
+impl Recording {
+    /// The recording built into the binary, read as [`Recording::read`] reads its directory.
+    pub fn bundled() -> Result<Self, ReadError> {
+        let mut recording = Recording::default();
+        for (name, text) in BUNDLED_BATCHES {
+            recording.add(&Path::new(BUNDLED).join(name), text)?;
+        }
+        Ok(recording)
+    }
+}
+
+/// Whether `path` names the bundled recording (`recordings/ticket-runs`, `./…/`).
+fn names_bundled(path: &Path) -> bool {
+    let parts = path
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir);
+    path.is_relative() && parts.eq(Path::new(BUNDLED).components())
+}
+
 fn batch_files(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
@@ -198,6 +246,35 @@ fn batch_files(path: &Path) -> Result<Vec<PathBuf>, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bundled_recording_is_the_committed_one_and_its_name_reads_it_anywhere() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(BUNDLED);
+        let mut committed: Vec<String> = std::fs::read_dir(&dir)
+            .expect("the committed recording")
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".jsonl"))
+            .collect();
+        committed.sort();
+        let built_in: Vec<&str> = BUNDLED_BATCHES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(committed, built_in, "every batch of {BUNDLED} is built in");
+        let on_disk = Recording::read(&dir).expect("reads");
+        let bundled = Recording::bundled().expect("built in");
+        assert_eq!(bundled.manifests, on_disk.manifests);
+        assert_eq!(bundled.events, on_disk.events);
+        assert!(!bundled.truncated);
+
+        for name in ["recordings/ticket-runs", "./recordings/ticket-runs/"] {
+            assert!(names_bundled(Path::new(name)), "{name}");
+        }
+        for name in [
+            "/srv/recordings/ticket-runs",
+            "recordings/ticket-runs/events.jsonl",
+            "recordings/other",
+        ] {
+            assert!(!names_bundled(Path::new(name)), "{name}");
+        }
+    }
 
     const DONE: &str = r#"{"event":"ticket_done","ticket":"T-0001","model_calls":1,"stopped_at_turn_limit":false,"error":null}"#;
 

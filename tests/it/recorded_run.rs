@@ -225,3 +225,59 @@ fn the_recordings_readme_shows_each_batchs_summary_read_from_the_recording() {
         );
     }
 }
+
+/// The embedded default is inside the binary: a copy of it, run from `/` with no source tree
+/// to find (the tree's recordings hidden in a private mount namespace where the tests run as
+/// root, as CI does), replays the 48 tickets to the committed recording's own summary.
+#[test]
+fn a_copy_of_the_binary_run_from_the_root_replays_the_embedded_default() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bin = dir.path().join("support-desk");
+    std::fs::copy(crate::support::BIN, &bin).expect("the binary copies");
+    let data = dir.path().join("data");
+    let run = format!(
+        "'{}' run --json --data-dir '{}'",
+        bin.display(),
+        data.display()
+    );
+    let recordings = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let can_hide = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    let output = if can_hide {
+        let hidden = format!(
+            "mount -t tmpfs none '{}' && cd / && exec {run}",
+            recordings.display()
+        );
+        std::process::Command::new("unshare")
+            .args(["-m", "sh", "-c", &hidden])
+            .output()
+    } else {
+        say_tree_visible();
+        std::process::Command::new("sh")
+            .args(["-c", &format!("cd / && exec {run}")])
+            .output()
+    }
+    .expect("the copy runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "run --json failed:\n{stderr}");
+    let printed: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("a JSON summary on stdout");
+    let recorded =
+        summarize(&recording_dir().join("events.jsonl")).expect("the recording's summary");
+    assert_eq!(
+        printed,
+        serde_json::to_value(&recorded).expect("a summary serialises")
+    );
+}
+
+#[expect(
+    clippy::print_stdout,
+    reason = "the one line that says this test could not hide the source tree"
+)]
+fn say_tree_visible() {
+    println!(
+        "note: the source tree's recordings stay visible (hiding them needs `unshare -m`, as root)"
+    );
+}
