@@ -76,6 +76,7 @@ pub(super) fn queue_10k(runtime: &Runtime, report: &mut Report) {
     let started = Instant::now();
     let mut desk = Command::new(shop_binary())
         .arg("run")
+        .args(["--consent", "approve"])
         .arg("--json")
         .arg("--config")
         .arg(&config)

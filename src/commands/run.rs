@@ -15,8 +15,8 @@ use crate::host::core::Storage;
 use crate::host::events::HostEvent;
 use crate::host::task::{self, HostSetup};
 use crate::model::Model;
-use crate::recording::Recorder;
 use crate::recording::summary::Summary;
+use crate::recording::{Recorder, Recording};
 use crate::startup::{self, Overrides};
 use crate::tickets::Ticket;
 
@@ -231,9 +231,11 @@ pub struct RunArgs {
     /// How requests are shaped: native_tools, llama_cpp_prefill, text_calls.
     #[arg(long, value_name = "RECIPE")]
     pub recipe: Option<String>,
-    /// The scripted person's answer to every consent question.
-    #[arg(long, value_enum, default_value = "approve")]
-    pub consent: ConsentScript,
+    /// The scripted person's answer to every consent question: approve runs every call
+    /// outside the allow list with nobody asked. Without it, a replay answers as its recording
+    /// did, and a live model is refused.
+    #[arg(long, value_enum)]
+    pub consent: Option<ConsentScript>,
     /// The scripted lead's answer to every form a server asks (decline when not given). On a
     /// team's record a lead's forms go to the team's leads instead, unless this is given and
     /// the person the store logs in as is a lead.
@@ -297,7 +299,10 @@ pub async fn execute(args: RunArgs) -> anyhow::Result<()> {
         tickets: args.tickets,
         prompt,
         script: Script {
-            approve_consent: matches!(args.consent, ConsentScript::Approve),
+            approve_consent: match args.consent {
+                Some(consent) => matches!(consent, ConsentScript::Approve),
+                None => recorded_consent(&config)?,
+            },
             accept_forms: matches!(args.lead, Some(LeadScript::Accept)),
         },
         lead_given: args.lead.is_some(),
@@ -326,4 +331,21 @@ pub async fn execute(args: RunArgs) -> anyhow::Result<()> {
         text
     };
     write_stdout(&format!("{text}\n"))
+}
+
+/// The answer to consent questions when `--consent` is not given: a replay answers as the
+/// recording it replays did (its first batch's manifest), so it reproduces that run; a live
+/// model gets no answer by default, since approving must be said.
+fn recorded_consent(config: &DeskConfig) -> anyhow::Result<bool> {
+    let source = &config.model.source;
+    let Some(path) = source.strip_prefix("replay:") else {
+        bail!(
+            "`run` against a live model ({source}) asks no person, so it needs --consent: \
+             `--consent approve` runs every call outside the allow list with nobody asked \
+             (refunds below the shop's limit among them), `--consent decline` runs none of them"
+        );
+    };
+    let recording = Recording::read(std::path::Path::new(path))?;
+    let answered = recording.manifests.first().map(|m| m.host.consent.as_str());
+    Ok(answered.is_some_and(|consent| consent.ends_with("approve")))
 }

@@ -164,7 +164,15 @@ impl Seat {
 
     /// A scripted run of T-0003 with `extra` flags.
     async fn run_t0003(&self, model: &str, extra: &[&str]) -> (bool, String) {
-        let mut args = vec!["run", "--tickets", "T-0003", "--model", model];
+        let mut args = vec![
+            "run",
+            "--tickets",
+            "T-0003",
+            "--model",
+            model,
+            "--consent",
+            "approve",
+        ];
         args.extend_from_slice(extra);
         self.command(&args).await
     }

@@ -38,7 +38,16 @@ async fn a_run_whose_model_cannot_be_reached_fails_at_once_naming_the_url() {
     let data = dir.path().to_string_lossy().into_owned();
     let model = "openai:http://127.0.0.1:9/v1";
     let output = run(
-        &["run", "--model", model, "--json", "--data-dir", &data],
+        &[
+            "run",
+            "--model",
+            model,
+            "--consent",
+            "approve",
+            "--json",
+            "--data-dir",
+            &data,
+        ],
         &[],
     )
     .await;
@@ -48,6 +57,31 @@ async fn a_run_whose_model_cannot_be_reached_fails_at_once_naming_the_url() {
     assert!(
         said.contains("could not reach the model server at http://127.0.0.1:9/v1"),
         "{said}"
+    );
+}
+
+/// Approving must be said: against a live model, `run` without `--consent` starts nothing
+/// and says what each answer would do; nothing is worked, so no call runs unasked.
+#[tokio::test]
+async fn a_run_against_a_live_model_without_consent_refuses_to_start() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().to_string_lossy().into_owned();
+    let model = "openai:http://127.0.0.1:9/v1";
+    let output = run(
+        &["run", "--model", model, "--json", "--data-dir", &data],
+        &[],
+    )
+    .await;
+    assert!(!output.status.success(), "exit non-zero");
+    assert!(output.stdout.is_empty(), "no summary");
+    let said = stderr(&output);
+    assert!(
+        said.contains("`run` against a live model (openai:http://127.0.0.1:9/v1) asks no person, so it needs --consent"),
+        "{said}"
+    );
+    assert!(
+        !dir.path().join("desk.sqlite3").exists(),
+        "no desk was opened"
     );
 }
 

@@ -37,6 +37,8 @@ async fn the_whole_queue_is_worked_against_an_openai_compatible_model_and_replay
         &run(
             &[
                 "run",
+                "--consent",
+                "approve",
                 "--model",
                 &source,
                 "--model-name",
@@ -76,7 +78,13 @@ async fn the_whole_queue_is_worked_against_an_openai_compatible_model_and_replay
     assert_eq!(model.requests().len(), 96);
 
     // The same data directory is the same desk: every ticket was worked, so none is again.
-    let again = summary(&run(&["run", "--model", &source, "--json"], dir.path()).await);
+    let again = summary(
+        &run(
+            &["run", "--model", &source, "--consent", "approve", "--json"],
+            dir.path(),
+        )
+        .await,
+    );
     assert_eq!(again["tickets_worked"], 0);
     assert_eq!(model.requests().len(), 96, "no ticket was worked twice");
 
@@ -110,7 +118,13 @@ async fn a_missing_recording_is_a_clear_error() {
 async fn an_exported_record_summarises_and_replays_as_the_run_that_made_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let queue = "replay:recordings/ticket-runs/events.jsonl";
-    let live = summary(&run(&["run", "--model", queue, "--json"], dir.path()).await);
+    let live = summary(
+        &run(
+            &["run", "--model", queue, "--consent", "approve", "--json"],
+            dir.path(),
+        )
+        .await,
+    );
     assert_eq!(live["tickets_worked"], 48);
 
     let exported = dir.path().join("export.jsonl");

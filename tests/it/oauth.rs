@@ -497,7 +497,14 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
         Some(0)
     );
     let run = std::process::Command::new(BIN)
-        .args(["run", "--tickets", "T-0001", "--config"])
+        .args([
+            "run",
+            "--consent",
+            "approve",
+            "--tickets",
+            "T-0001",
+            "--config",
+        ])
         .arg(&config)
         .arg("--data-dir")
         .arg(&ana)

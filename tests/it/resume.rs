@@ -141,6 +141,10 @@ impl Desk {
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null());
+        // Approving is said, unless this run says otherwise.
+        if !extra.contains(&"--consent") {
+            command.args(["--consent", "approve"]);
+        }
         command
     }
 

@@ -27,6 +27,11 @@ fn run(store: &str, model: &str, extra: &[&str], data: &std::path::Path) -> toki
     tokio::process::Command::new(BIN)
         .args(["run", "--json", "--store", store, "--model", model])
         .args(extra)
+        .args(if extra.contains(&"--consent") {
+            &[][..]
+        } else {
+            &["--consent", "approve"][..]
+        })
         .arg("--data-dir")
         .arg(data)
         .env("RUST_LOG", "warn")
