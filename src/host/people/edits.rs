@@ -2,19 +2,17 @@
 //! reply (checked against the call log as the record holds it), sends, hand-overs and notes.
 //! Each is an event in the desk's record; whether it is allowed is the record's rule.
 
-use std::collections::BTreeMap;
-
-use serde_json::{Map, Value};
-
 use crate::host::checks::{self, CallFact};
 use crate::host::core::Host;
+use crate::host::run::continuation;
 use crate::record::EngineError;
 use crate::record::Event;
 use crate::record::Finding;
 
 impl Host {
     /// What the latest run of `ticket` really did, as the record holds it: each call with
-    /// its outcome, for checking a draft against.
+    /// its outcome (a lead's answer included), for checking a draft against; the same log the
+    /// run and its continuation keep.
     pub(in crate::host) async fn call_log(
         &self,
         ticket: &str,
@@ -24,32 +22,7 @@ impl Host {
             .iter()
             .rposition(|s| matches!(s.event, Event::TicketStarted { .. }))
             .unwrap_or(0);
-        let mut facts: Vec<CallFact> = Vec::new();
-        let mut asked: BTreeMap<u32, Map<String, Value>> = BTreeMap::new();
-        for stored in &events[run_start..] {
-            match &stored.event {
-                Event::ToolCall {
-                    turn, arguments, ..
-                } => {
-                    asked.insert(*turn, arguments.clone());
-                }
-                Event::Outcome {
-                    turn,
-                    tool,
-                    outcome,
-                    text,
-                    ..
-                } => facts.push(CallFact {
-                    tool: tool.clone(),
-                    turn: *turn,
-                    outcome: *outcome,
-                    arguments: asked.remove(turn).unwrap_or_default(),
-                    result: text.clone(),
-                }),
-                _ => {}
-            }
-        }
-        Ok(facts)
+        Ok(continuation::call_log(&events[run_start..]))
     }
 
     /// Checks a reply a person wrote (or edited) against the ticket's call log as the record

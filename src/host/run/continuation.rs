@@ -4,6 +4,7 @@
 //! tool is never called again for it: its effect, if any, is the one the lead's desk made.
 
 use super::conversation::{Conversation, Taken};
+use crate::host::checks::CallFact;
 use crate::host::core::Host;
 use crate::model::chat::ToolCall;
 use crate::record::Event;
@@ -77,6 +78,16 @@ impl Host {
     }
 }
 
+/// The calls a run made with their outcomes, as the record holds them: a lead's answer to a
+/// call that waited for one is that call's outcome. Put back together as the run put them
+/// into its conversation, so a person's send is checked against the same log as the run's
+/// draft was.
+pub(in crate::host) fn call_log(run: &[Stored]) -> Vec<CallFact> {
+    let mut conversation = Conversation::default();
+    replay_into(&mut conversation, run);
+    conversation.facts
+}
+
 /// Puts a run's recorded replies and outcomes back into `conversation`, as the loop put them
 /// there when it ran; the last turn the run had reached.
 fn replay_into(conversation: &mut Conversation, run: &[Stored]) -> u32 {
@@ -111,4 +122,109 @@ fn replay_into(conversation: &mut Conversation, run: &[Stored]) -> u32 {
         }
     }
     last_turn
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::host::checks::check_reply;
+    use crate::model::chat::Reply;
+    use crate::record::Outcome;
+
+    fn stored(event: Event) -> Stored {
+        let (seq, at, by) = (0, 0, "ana".to_owned());
+        Stored { seq, at, by, event }
+    }
+
+    fn asks(turn: u32, tool: &str, arguments: serde_json::Value) -> [Stored; 2] {
+        let arguments = arguments.as_object().cloned().unwrap_or_default();
+        let call = ToolCall {
+            id: format!("call-{turn}"),
+            name: tool.to_owned(),
+            arguments: arguments.clone(),
+        };
+        let model_call = Event::ModelCall {
+            ticket: "T-0003".into(),
+            turn,
+            messages_hash: format!("hash-{turn}"),
+            reply: Reply::Call {
+                call,
+                content: String::new(),
+                dropped: 0,
+            },
+            seconds: 1.0,
+            tool_list_chars: 0,
+            context_chars: 0,
+        };
+        let tool_call = Event::ToolCall {
+            ticket: "T-0003".into(),
+            turn,
+            tool: tool.to_owned(),
+            arguments,
+        };
+        [stored(model_call), stored(tool_call)]
+    }
+
+    /// T-0003's refund: quoted, issued and held for a lead, released by the lead's answer.
+    fn released_by_a_lead() -> Vec<Stored> {
+        let mut run = vec![stored(Event::TicketStarted {
+            ticket: "T-0003".into(),
+            tools: vec![],
+            attached: vec![],
+            request: None,
+        })];
+        run.extend(asks(1, "shop.quote_refund", json!({"order_id": "O-1587"})));
+        run.push(stored(Event::Outcome {
+            ticket: "T-0003".into(),
+            turn: 1,
+            tool: "shop.quote_refund".into(),
+            outcome: Outcome::Result,
+            text: r#"{"quote_id":"Q-1","amount":"279.00","currency":"EUR"}"#.into(),
+            truncated: false,
+        }));
+        run.extend(asks(2, "shop.issue_refund", json!({"quote_id": "Q-1"})));
+        run.push(stored(Event::ApprovalAnswered {
+            ticket: "T-0003".into(),
+            turn: 2,
+            approval: 7,
+            by: "lee".into(),
+            tool: "shop.issue_refund".into(),
+            action: "accept".into(),
+            content: Some(r#"{"release":true}"#.into()),
+            outcome: Outcome::Result,
+            text: r#"{"refund_id":"R-1","status":"released","amount":"279.00","currency":"EUR"}"#
+                .into(),
+            truncated: false,
+        }));
+        run
+    }
+
+    #[test]
+    fn a_leads_answer_is_the_outcome_of_the_call_that_waited_for_it() {
+        let log = call_log(&released_by_a_lead());
+        let tools: Vec<(&str, u32, Outcome)> = log
+            .iter()
+            .map(|fact| (fact.tool.as_str(), fact.turn, fact.outcome))
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                ("shop.quote_refund", 1, Outcome::Result),
+                ("shop.issue_refund", 2, Outcome::Result)
+            ]
+        );
+        assert_eq!(log[1].arguments.get("quote_id"), Some(&json!("Q-1")));
+        assert!(log[1].result.contains("released"), "{:?}", log[1].result);
+    }
+
+    #[test]
+    fn a_reply_sent_after_a_leads_release_is_checked_with_the_release() {
+        let log = call_log(&released_by_a_lead());
+        let reply =
+            "Your refund of EUR 279.00 has been released and will reach your card in a few days.";
+        let checked = check_reply(reply, &log, "mixer broken, refund please", &[], "");
+        assert_eq!(checked.findings, vec![], "{reply}");
+    }
 }

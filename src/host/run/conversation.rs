@@ -7,6 +7,7 @@ use crate::host::run::system_prompt;
 use crate::model::chat::{Message, Reply, ToolCall, ToolSpec, tool_response_block};
 
 /// One ticket's conversation as the model sees it, and what the host keeps beside it.
+#[derive(Default)]
 pub(in crate::host) struct Conversation {
     pub(in crate::host) messages: Vec<Message>,
     /// The tools of this ticket, for routing and the system prompt.
