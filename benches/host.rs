@@ -256,6 +256,7 @@ async fn start_host(config: DeskConfig, model: Model, recorder: Option<Recorder>
             approve_consent: true,
             accept_forms: false,
         },
+        headless::RUN_PERSON.to_owned(),
     ));
     let parts = support_desk::startup::host_parts(
         config,

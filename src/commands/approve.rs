@@ -119,6 +119,7 @@ pub async fn approve(
                         approved: false,
                         by: "approve".to_owned(),
                         trust: None,
+                        rule: None,
                     });
                 }
             }

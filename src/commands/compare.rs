@@ -204,7 +204,9 @@ impl RunFacts {
                         facts.refunds_issued += 1;
                     }
                 }
-                Event::Consent { .. } => facts.consent_questions += 1,
+                event @ Event::Consent { .. } if event.is_consent_question() => {
+                    facts.consent_questions += 1
+                }
                 Event::Draft { findings, .. } => {
                     facts.draft = true;
                     facts.findings = findings.iter().map(check_name).collect();

@@ -142,6 +142,8 @@ pub(crate) async fn work(
         }
         None => Storage::open(data_dir, RUN_PERSON, &config.consent.allow)?,
     };
+    // The script's decisions are the person's the run works as.
+    let person = storage.person();
     let HostHandle {
         commands,
         mut events,
@@ -153,7 +155,7 @@ pub(crate) async fn work(
         notes: options.notes,
         person_prompt: prompt.clone(),
     });
-    let answering = tokio::spawn(answer_by_script(questions, options.script));
+    let answering = tokio::spawn(answer_by_script(questions, options.script, person));
     // A server that asks for a sign-in stops the run before any ticket: nobody is here to
     // open a browser, and the person who can runs the command it names.
     if let Some(command) = sign_in_needed(&mut events).await {

@@ -61,6 +61,7 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
             approve_consent: false,
             accept_forms: false,
         },
+        super::run::RUN_PERSON.to_owned(),
     ));
     let model = Model::Replay(ReplayModel::empty("none".into()));
     let storage = Storage {

@@ -180,6 +180,7 @@ async fn answer_with_defaults(mut asked: mpsc::Receiver<Question>) {
                     approved: false,
                     by: PREFIX.to_owned(),
                     trust: None,
+                    rule: None,
                 });
             }
         }

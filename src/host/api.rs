@@ -211,10 +211,13 @@ pub struct ConsentAsk {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsentAnswer {
     pub approved: bool,
-    /// Who answered (a staff name, or `script` in headless runs).
+    /// Who answered: the person at the desk, or the person logged in for a headless run.
     pub by: String,
     /// With a yes to a tool the card offers to trust: allow it unasked from now on.
     pub trust: Option<TrustScope>,
+    /// How the answer was given when no one chose it at the question: the flag of a headless
+    /// run (`run --consent approve`), whose person is `by`. Recorded with the answer.
+    pub rule: Option<String>,
 }
 
 /// How long a person's trust in one read-only tool lasts.

@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::model::chat::Reply;
 
+/// How a consent's `rule` starts when nobody was asked because a person trusted the tool.
+pub const TRUSTED: &str = "trusted";
+
 /// The recording format's version, in every manifest.
 pub const FORMAT: u32 = 1;
 
@@ -55,6 +58,10 @@ pub enum Event {
         /// person before the ticket's first model call, so the model may see it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         shown: Option<String>,
+        /// How the answer was given when no one chose it at the question: the flag of a
+        /// headless run (`run --consent approve`), whose person is `by`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
     },
     InputRequest {
         ticket: String,
@@ -181,6 +188,17 @@ impl Event {
             stopped_at_turn_limit: false,
             error: None,
         }
+    }
+
+    /// A consent question put to someone: a person, or a headless run's flag. A call a person
+    /// trusted beforehand is recorded as a consent too, with who trusted it, but asks nobody.
+    pub fn is_consent_question(&self) -> bool {
+        let Event::Consent { rule, .. } = self else {
+            return false;
+        };
+        !rule
+            .as_deref()
+            .is_some_and(|rule| rule.starts_with(TRUSTED))
     }
 
     /// The event's name as written in its `event` field.

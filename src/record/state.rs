@@ -71,6 +71,10 @@ pub struct RunProgress {
     pub model_calls: u32,
     /// The latest call asked for in this run, and its outcome once it came back.
     pub last_call: Option<(String, Option<Outcome>)>,
+    /// The latest call is outside the allow list and no yes for it is recorded: it has not
+    /// been sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting_for_yes: bool,
     /// Calls outside the allow list that reached (or may have reached) their server.
     pub side_effects: Vec<String>,
     /// Tools a person approved in this run (outside the allow list, by definition).
@@ -206,14 +210,17 @@ impl TicketState {
             Event::ToolCall { tool, .. } => {
                 if let Some(run) = &mut self.run {
                     run.last_call = Some((tool.clone(), None));
+                    run.waiting_for_yes = !allow.contains(tool);
                 }
             }
             Event::Consent { tool, approved, .. } => {
                 if let Some(run) = &mut self.run
                     && *approved
-                    && !allow.contains(tool)
                 {
-                    run.approved.push(tool.clone());
+                    run.waiting_for_yes = false;
+                    if !allow.contains(tool) {
+                        run.approved.push(tool.clone());
+                    }
                 }
             }
             Event::Outcome { tool, outcome, .. } => self.came_back(tool, *outcome, allow),
@@ -402,6 +409,13 @@ impl TicketState {
             _ => None,
         };
         let what = match (unanswered, run.side_effects.last()) {
+            // No yes came, so the call was never sent.
+            (Some(tool), None) if run.waiting_for_yes => format!(
+                "interrupted while {tool} waited for a person's yes: it was never called, and nothing outside the allow list had run"
+            ),
+            (Some(tool), Some(earlier)) if run.waiting_for_yes => format!(
+                "interrupted while {tool} waited for a person's yes (it was never called), after {earlier} had run: check what it did before answering the customer"
+            ),
             (Some(tool), _) if !allow.iter().any(|a| a == tool) => {
                 format!("interrupted after {tool}: the result is unknown")
             }

@@ -264,6 +264,7 @@ fn a_run_cut_off_after_a_side_effect_is_settled_for_a_person_when_the_record_reo
             approved: true,
             by: "dana".into(),
             shown: None,
+            rule: None,
         },
     ] {
         record.append(&event).expect("appended");
@@ -285,6 +286,33 @@ fn a_run_cut_off_after_a_side_effect_is_settled_for_a_person_when_the_record_reo
     assert_eq!(
         reopened.settle_interrupted().expect("nothing left").len(),
         0
+    );
+}
+
+/// A desk killed while a consent card was open: the call waited for a yes that never came,
+/// so it never reached its server, and the ticket says so.
+#[test]
+fn a_run_cut_off_while_a_call_waited_for_a_yes_says_the_call_never_ran() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    for event in [
+        started("T-0001"),
+        model_call("T-0001", 1, asks("partner.track_parcel")),
+        tool_call("T-0001", 1, "partner.track_parcel"),
+    ] {
+        record.append(&event).expect("appended");
+    }
+    drop(record);
+
+    let reopened = record_in(dir.path());
+    assert_eq!(reopened.settle_interrupted().expect("settled").len(), 1);
+    let after = state(&reopened, "T-0001");
+    assert_eq!(after.state, Lifecycle::NeedsPerson);
+    assert_eq!(
+        after.reason.as_deref(),
+        Some(
+            "interrupted while partner.track_parcel waited for a person's yes: it was never called, and nothing outside the allow list had run. The desk stopped in the middle of this run and did not work it again."
+        )
     );
 }
 

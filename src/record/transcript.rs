@@ -324,12 +324,16 @@ fn call_kinds(event: &Event) -> Vec<EntryKind> {
             unseen,
             approved,
             by,
+            rule,
             ..
         } => vec![EntryKind::Consent {
             turn: *turn,
             tool: tool.clone(),
             approved: *approved,
-            by: by.clone(),
+            by: match rule {
+                Some(rule) => format!("{by} ({rule})"),
+                None => by.clone(),
+            },
             unseen: unseen.clone(),
         }],
         Event::InputRequest {

@@ -134,10 +134,12 @@ impl<'a> Tally<'a> {
                     remember(&mut seen.called_issue, ticket);
                 }
             }
-            Event::Consent { tool, .. } => {
+            Event::Consent { tool, .. } if event.is_consent_question() => {
                 summary.consent_questions += 1;
                 summary.consent_asked_for.push(tool.clone());
             }
+            // A tool a person trusted beforehand: recorded, but nobody was asked.
+            Event::Consent { .. } => {}
             // A lead's answer is the outcome of the call that asked for it.
             Event::Outcome {
                 ticket,

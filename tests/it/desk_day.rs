@@ -195,7 +195,10 @@ async fn a_day_at_the_desk_survives_a_kill_and_reopens_as_it_was() {
     assert!(
         row(&queue, "T-0005")["reason"]
             .as_str()
-            .is_some_and(|r| r.starts_with("interrupted after partner.track_parcel")),
+            // No yes was given, so the call never reached the partner.
+            .is_some_and(|r| r.starts_with(
+                "interrupted while partner.track_parcel waited for a person's yes: it was never called"
+            )),
         "{queue}"
     );
     assert_eq!(row(&queue, "T-0006")["state"], "new");
@@ -227,8 +230,13 @@ async fn a_day_at_the_desk_survives_a_kill_and_reopens_as_it_was() {
     );
     select(&mut desk, "T-0005").await;
     desk.screen
-        .wait_for("interrupted after partner.track_parcel")
+        .wait_for("interrupted while partner.track_parcel waited for a")
         .await;
+    assert!(
+        desk.screen.text().contains("it was never called"),
+        "{}",
+        desk.screen.text()
+    );
     // The same states and reasons; settling the cut-off run is an event of its own, with a
     // time of its own.
     let without_times = |mut queue: Value| {

@@ -53,6 +53,7 @@ impl People {
                             approved,
                             by: "tester".into(),
                             trust,
+                            rule: None,
                         });
                     }
                     Question::Form(p) => {

@@ -328,6 +328,7 @@ async fn a_run_cut_off_is_settled_for_a_person_only_once_its_claim_has_run_out()
                 approved: true,
                 by: team.ana.name.clone(),
                 shown: None,
+                rule: None,
             },
             started("T-0001"),
             model_call("T-0001", 1, asks("shop.get_order_status")),

@@ -13,7 +13,9 @@ use support_desk::record::postgres::{LEASE, PgError, PgRecord};
 use support_desk::record::{Lifecycle, TicketState};
 
 use crate::desk_pty::Desk;
-use crate::mock_model::{Brain, MockModel, first_user_message, queue_worker, words};
+use crate::mock_model::{
+    Brain, MockModel, call, first_user_message, queue_worker, scripted, words,
+};
 use crate::pg_cluster;
 use crate::support::BIN;
 
@@ -101,6 +103,69 @@ async fn two_runs_on_one_store_split_the_queue_and_work_no_ticket_twice() {
             .iter()
             .map(|s| (&s.ticket, s.state))
             .collect::<Vec<_>>()
+    );
+}
+
+/// A headless run on a team decides as the person logged in: its scripted yes to a call
+/// outside the allow list is in the team's record, by that person with the flag that gave it,
+/// before the call's outcome; and the run's summary counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_runs_scripted_consent_is_recorded_as_the_persons_with_its_flag() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    let model = MockModel::start(scripted(vec![
+        call(
+            "partner__track_parcel",
+            json!({"tracking_number": "KP123456789"}),
+        ),
+        words("Your parcel KP123456789 is on its way; thank you for your patience."),
+    ]))
+    .await;
+    let source = format!("openai:{}", model.url);
+    let dir = tempfile::tempdir().expect("dir");
+    let extra = ["--tickets", "T-0001", "--consent", "approve"];
+    let output = run(&team.ana.url, &source, &extra, dir.path())
+        .wait_with_output()
+        .await
+        .expect("the run ends");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "ana's run: {said}");
+    assert!(!said.contains("did not take an event"), "{said}");
+    let summary: Value = serde_json::from_slice(&output.stdout).expect("a JSON summary");
+    assert_eq!(summary["tickets_worked"], 1, "{summary}");
+    assert_eq!(summary["consent_questions"], 1, "{summary}");
+
+    let record = PgRecord::connect(&team.lee.url, &allow())
+        .await
+        .expect("lee");
+    let events = record.events_after(0).await.expect("events");
+    let consent = events
+        .iter()
+        .position(
+            |s| matches!(&s.event, Event::Consent { tool, .. } if tool == "partner.track_parcel"),
+        )
+        .expect("the consent is in the team's record");
+    let Event::Consent {
+        approved, by, rule, ..
+    } = &events[consent].event
+    else {
+        unreachable!("found above")
+    };
+    assert!(*approved);
+    assert_eq!(by, &team.ana.name);
+    assert_eq!(rule.as_deref(), Some("run --consent approve"));
+    assert_eq!(events[consent].by, team.ana.name, "the database's who");
+    let outcome = events
+        .iter()
+        .position(
+            |s| matches!(&s.event, Event::Outcome { tool, .. } if tool == "partner.track_parcel"),
+        )
+        .expect("the call ran");
+    assert!(
+        consent < outcome,
+        "the decision comes before the call's outcome"
     );
 }
 

@@ -199,6 +199,7 @@ fn worked(app: &mut App, record: &DeskRecord) {
             approved: true,
             by: "dana".into(),
             shown: None,
+            rule: None,
         },
         outcome(
             t,
@@ -388,6 +389,7 @@ async fn a_consent_question_opens_its_modal_and_y_approves_as_the_staff_member()
             approved: true,
             by: "dana".into(),
             trust: None,
+            rule: None,
         }
     );
 }

@@ -224,6 +224,7 @@ mod tests {
             approved,
             by: "script".into(),
             shown: None,
+            rule: None,
         }
     }
 

@@ -18,15 +18,33 @@ pub struct Script {
     pub accept_forms: bool,
 }
 
-/// Answers every question by the script, until the host stops asking.
-pub async fn answer_by_script(mut questions: mpsc::Receiver<Question>, script: Script) {
+impl Script {
+    /// The flag that answered consent, as the record keeps it beside the person.
+    pub fn consent_rule(&self) -> String {
+        let answer = if self.approve_consent {
+            "approve"
+        } else {
+            "decline"
+        };
+        format!("run --consent {answer}")
+    }
+}
+
+/// Answers every question by the script, until the host stops asking. `person` is who the
+/// run works as (the person logged in to a team's record): the script's decisions are theirs.
+pub async fn answer_by_script(
+    mut questions: mpsc::Receiver<Question>,
+    script: Script,
+    person: String,
+) {
     while let Some(question) = questions.recv().await {
         match question {
             Question::Consent(pending) => {
                 pending.answer(ConsentAnswer {
                     approved: script.approve_consent,
-                    by: "script".to_owned(),
+                    by: person.clone(),
                     trust: None,
+                    rule: Some(script.consent_rule()),
                 });
             }
             Question::Form(pending) => {

@@ -50,8 +50,33 @@ impl Host {
                 .read_only
                 .contains(&asked.canonical.to_owned());
         let hash = definition_hash(asked.tool);
-        if trustable && let Some(grant) = self.trust.lock().await.covering(asked.canonical, &hash) {
-            tracing::info!(tool = %asked.canonical, by = %grant.by, "trusted; not asked");
+        let trusted = match trustable {
+            true => self
+                .trust
+                .lock()
+                .await
+                .covering(asked.canonical, &hash)
+                .cloned(),
+            false => None,
+        };
+        if let Some(grant) = trusted {
+            // Nobody is asked, but the record says who decided: the person who trusted it.
+            let scope = match grant.scope {
+                TrustScope::Session => "for the session",
+                TrustScope::Always => "always",
+            };
+            self.report_in_run(Event::Consent {
+                ticket: asked.ticket.to_owned(),
+                turn: asked.turn,
+                tool: asked.canonical.to_owned(),
+                reason,
+                unseen: vec![],
+                approved: true,
+                by: grant.by.clone(),
+                shown: None,
+                rule: Some(format!("{} {scope}", crate::record::event::TRUSTED)),
+            })
+            .await;
             return Ok(());
         }
         let ask = ConsentAsk {
@@ -91,6 +116,7 @@ impl Host {
             approved: answer.approved,
             by: answer.by.clone(),
             shown: changed.clone(),
+            rule: answer.rule.clone(),
         })
         .await;
         if !answer.approved {
@@ -153,6 +179,7 @@ impl Host {
                 approved: answer.approved,
                 by: answer.by.clone(),
                 shown: Some(shown.clone()),
+                rule: answer.rule.clone(),
             })
             .await;
             if answer.approved {
@@ -212,12 +239,14 @@ impl Host {
                 approved: false,
                 by: "nobody (no one is answering)".into(),
                 trust: None,
+                rule: None,
             };
         }
         answer.await.unwrap_or(ConsentAnswer {
             approved: false,
             by: "nobody (the question was dropped)".into(),
             trust: None,
+            rule: None,
         })
     }
 }

@@ -255,6 +255,7 @@ fn consent_and_input_requests_join_the_step_of_their_call() {
         approved: true,
         by: "script".to_owned(),
         shown: None,
+        rule: None,
     });
     events.push(Event::InputRequest {
         ticket: "T-0008".to_owned(),

@@ -67,6 +67,7 @@ impl App {
                     approved,
                     by: self.staff.clone(),
                     trust,
+                    rule: None,
                 });
                 self.after_answer(&ticket);
             }

@@ -85,6 +85,7 @@ pub(super) fn hostile_events() -> Vec<Event> {
             approved: false,
             by: "ana".to_owned(),
             shown: None,
+            rule: None,
         },
         Event::InputRequest {
             ticket: t.to_owned(),
