@@ -427,6 +427,48 @@ async fn a_lead_declines_from_another_desk_and_the_waiting_desk_goes_on_live() {
     )));
 }
 
+/// `approve` without `--config` reaches the bundled shop, not the team's shop that asked: the
+/// desk refuses before anything is sent, names both, exits non-zero, and the approval stays
+/// open with the refund held. From a desk that reaches the asking shop, the answer is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_goes_only_to_the_server_that_asked() {
+    let Some(w) = world(&[]).await else {
+        return;
+    };
+    let (ana, lee) = (w.seat(&w.team.ana), w.seat(&w.team.lee));
+    let id = run_parks(&ana, &w.source, &w.shop).await;
+    let data = tempfile::tempdir().expect("dir");
+    let output = tokio::process::Command::new(BIN)
+        .args([
+            "approve",
+            &id.to_string(),
+            "--accept",
+            "--field",
+            "release=true",
+        ])
+        .args(["--store", &w.team.lee.url, "--data-dir"])
+        .arg(data.path())
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .expect("approve runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("approval {id} was asked of shop at"))
+            && said.contains(&w.shop.addr.to_string()),
+        "{said}"
+    );
+    let record = w.record().await;
+    let open = record.open_approvals().await.expect("approvals");
+    assert_eq!(open.len(), 1, "still open: {open:?}");
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
+
+    let (ok, said) = lee.approve(id).await;
+    assert!(ok, "{said}");
+    assert!(record.open_approvals().await.expect("approvals").is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn staff_and_the_asker_cannot_answer_and_a_lead_desk_killed_mid_form_leaves_it_open() {
     let Some(w) = world(&["lou"]).await else {

@@ -18,8 +18,8 @@ use crate::host::servers::calls::{self, CallPlan, CallRun, NextRound, Parked};
 use crate::host::servers::connect::ServerConn;
 use crate::host::servers::elicitation::ask_person;
 use crate::host::servers::form_wire;
-use crate::record::Event;
 use crate::record::postgres::{Approval, NewApproval};
+use crate::record::{Event, Outcome};
 
 impl Host {
     /// Whether this tool's forms go to the team's leads from this desk: the config says they
@@ -96,6 +96,16 @@ impl Host {
                 approval.server
             )
         })?;
+        // Only the server that asked may get the answer: a desk whose config reaches another
+        // server under the same prefix (the bundled shop for the team's) would send it there.
+        if conn.origin != approval.origin {
+            return Err(format!(
+                "approval {id} was asked of {server} at {asked}, and this desk's {server} is {here}: answer it from a desk whose config reaches the server that asked (give its --config)",
+                server = approval.server,
+                asked = approval.origin,
+                here = conn.origin,
+            ));
+        }
         let params: ElicitRequestParams = serde_json::from_value(approval.form.clone())
             .map_err(|e| format!("approval {id} holds a form this desk cannot read ({e})"))?;
         let mut ask =
@@ -133,6 +143,17 @@ impl Host {
             .map_err(|e| e.to_string())?;
         let result = form_wire::elicit_result(&answer);
         let run = self.send_next_round(&conn, &approval, &result).await;
+        // A yes the server did not take (a state it refused, a quote it does not know) is no
+        // answer: the approval stays open and nothing is recorded as answered; the desk's hold
+        // on it runs out by itself. A no closes it whatever the server says of it.
+        if matches!(answer, FormAnswer::Accept(_)) && run.outcome != Outcome::Result {
+            return Err(format!(
+                "{} did not take the answer to approval {id} ({}: {}); the approval stays open: check the server, then answer it again",
+                approval.server,
+                run.outcome.label(),
+                run.text
+            ));
+        }
         let event = Event::ApprovalAnswered {
             ticket: approval.ticket.clone(),
             turn: approval.turn,
