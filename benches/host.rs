@@ -383,6 +383,7 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
             store: None,
             data_dir: Some(dir.join("data")),
             notes: Default::default(),
+            allow_missing: false,
         };
         let started = Instant::now();
         let summary = runtime
@@ -435,6 +436,7 @@ fn concurrency(runtime: &Runtime, report: &mut Report) {
                 store: None,
                 data_dir: Some(scratch.path().join("data")),
                 notes: Default::default(),
+                allow_missing: false,
             };
             let started = Instant::now();
             let summary = headless::run(config, options).await.expect("the run");

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{self, CommonArgs};
+use crate::commands;
 
 pub use crate::commands::serve::STATE_KEY_ENV;
 
@@ -24,6 +24,10 @@ pub struct Cli {
     /// The desk's own flags work without the word `desk`: `support-desk --data-dir D`.
     #[command(flatten)]
     pub desk: commands::desk::DeskArgs,
+    /// Log lines on stderr for a command without a terminal of its own (the servers always
+    /// log there; the desk logs to its data directory).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,7 +44,7 @@ pub enum Command {
     /// Work the ticket queue without a person: scripted consent and lead answers.
     Run(commands::run::RunArgs),
     /// Connect to every configured server and describe it, with your sign-in to each.
-    Servers(CommonArgs),
+    Servers(commands::servers::ServersArgs),
     /// Sign in to a server that asks for it (OAuth): prints the address to open.
     Login(commands::login::LoginArgs),
     /// Remove your sign-in to a server.
@@ -80,9 +84,12 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    // A headless command says what went wrong as one sentence; its log lines are for -v (or
+    // RUST_LOG). A server's stderr is its log, which the desk that started it keeps.
+    let serving = matches!(command, Command::Serve { .. });
     if owns_terminal {
         commands::desk::no_huge_pages();
-    } else {
+    } else if serving || cli.verbose || std::env::var_os("RUST_LOG").is_some() {
         crate::logging::to_stderr();
     }
     let runtime = match runtime_for(&command) {
@@ -94,12 +101,12 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(dispatch(command)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if owns_terminal => {
-            let _ = writeln!(std::io::stderr(), "support-desk: {}", in_words(&e));
+        Err(e) if serving => {
+            tracing::error!("{}", in_words(&e));
             ExitCode::FAILURE
         }
         Err(e) => {
-            tracing::error!("{}", in_words(&e));
+            let _ = writeln!(std::io::stderr(), "support-desk: {}", in_words(&e));
             ExitCode::FAILURE
         }
     }

@@ -43,6 +43,8 @@ pub struct RunOptions {
     pub data_dir: Option<PathBuf>,
     /// Extra facts for the manifest (the model file, its hash, the runtime).
     pub notes: BTreeMap<String, String>,
+    /// Work even when a configured server did not connect; otherwise the run starts nothing.
+    pub allow_missing: bool,
 }
 
 /// Works the queue headless, driving the host task through its channels, and returns the
@@ -79,8 +81,12 @@ async fn answer_lead_forms_here(config: &mut DeskConfig, storage: &Storage) -> a
 
 /// Waits for the servers as the host connected them; the sign-in a server asks for, in
 /// words with the command to run.
-async fn sign_in_needed(
+/// Why the run must not start: the servers that did not connect, each in its own words, unless
+/// a partial start is allowed. A server that asks for a sign-in stops it either way: nobody is
+/// here to open a browser, and the person who can runs the command it names.
+async fn left_out(
     events: &mut tokio::sync::mpsc::UnboundedReceiver<HostEvent>,
+    allow_missing: bool,
 ) -> Option<String> {
     while let Some(event) = events.recv().await {
         if let HostEvent::Servers(servers) = event {
@@ -89,7 +95,16 @@ async fn sign_in_needed(
                 .filter(|s| s.sign_in.is_some())
                 .filter_map(|s| s.error.clone())
                 .collect();
-            return (!needing.is_empty()).then(|| needing.join("; "));
+            if !needing.is_empty() {
+                return Some(needing.join("; "));
+            }
+            let missing: Vec<String> = servers.iter().filter_map(|s| s.error.clone()).collect();
+            return (!missing.is_empty() && !allow_missing).then(|| {
+                format!(
+                    "{}; nothing was worked: fix it, or give --allow-missing to work without it",
+                    missing.join("; ")
+                )
+            });
         }
     }
     None
@@ -156,9 +171,7 @@ pub(crate) async fn work(
         person_prompt: prompt.clone(),
     });
     let answering = tokio::spawn(answer_by_script(questions, options.script, person));
-    // A server that asks for a sign-in stops the run before any ticket: nobody is here to
-    // open a browser, and the person who can runs the command it names.
-    if let Some(command) = sign_in_needed(&mut events).await {
+    if let Some(why) = left_out(&mut events, options.allow_missing).await {
         commands.send(Command::Shutdown).await?;
         while let Some(event) = events.recv().await {
             if matches!(event, HostEvent::Stopped) {
@@ -167,7 +180,7 @@ pub(crate) async fn work(
         }
         task.await?;
         answering.abort();
-        bail!("{command}");
+        bail!("{why}");
     }
     commands
         .send(Command::WorkQueue {
@@ -268,6 +281,9 @@ pub struct RunArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Work the queue even when a configured server did not connect (without its tools).
+    #[arg(long)]
+    pub allow_missing: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -312,6 +328,7 @@ pub async fn execute(args: RunArgs) -> anyhow::Result<()> {
         store: startup::team_url(&config, args.common.store())?,
         data_dir: args.common.data_dir.clone(),
         notes: pairs("--note", &args.notes)?,
+        allow_missing: args.allow_missing,
     };
     let (summary, for_person) = match &args.resume {
         Some(path) => {

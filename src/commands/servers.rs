@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use anyhow::bail;
 use tokio::sync::mpsc;
 
 use crate::commands::run::{Script, answer_by_script};
@@ -14,17 +15,41 @@ use crate::model::Model;
 use crate::model::replay::ReplayModel;
 
 /// `support-desk servers`: every configured server, connected and described.
-pub async fn execute(args: super::CommonArgs) -> anyhow::Result<()> {
+pub async fn execute(args: ServersArgs) -> anyhow::Result<()> {
     let config = crate::startup::config(
-        args.config.as_deref(),
+        args.common.config.as_deref(),
         &crate::startup::Overrides::default(),
     )?;
-    let data_dir = crate::startup::data_dir(args.data_dir.as_deref());
-    super::write_stdout(&servers(config, data_dir).await?)
+    let data_dir = crate::startup::data_dir(args.common.data_dir.as_deref());
+    let described = servers(config, data_dir).await?;
+    super::write_stdout(&described.text)?;
+    if !described.not_connected.is_empty() && !args.allow_missing {
+        bail!(
+            "not connected: {}; fix what each says, or give --allow-missing when a partial start is fine",
+            described.not_connected.join(", ")
+        );
+    }
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServersArgs {
+    #[command(flatten)]
+    pub common: super::CommonArgs,
+    /// Exit 0 even when a configured server did not connect.
+    #[arg(long)]
+    pub allow_missing: bool,
+}
+
+/// Every configured server described, and the prefixes of those that did not connect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Described {
+    pub text: String,
+    pub not_connected: Vec<String>,
 }
 
 /// Connects to every configured server and describes it.
-pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::Result<String> {
+pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::Result<Described> {
     // How each server is reached, and for https what its certificate says, read from one
     // TLS handshake of its own.
     let mut reached = BTreeMap::new();
@@ -72,6 +97,7 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
     let host = Host::start(parts, questions_tx, events_tx).await;
     let pins = host.pin_report().await;
     let mut out = String::new();
+    let mut not_connected = Vec::new();
     for server in host.servers() {
         let from = defined_in
             .get(&server.prefix)
@@ -83,7 +109,10 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
             out.push('\n');
         }
         match &server.error {
-            Some(error) => out.push_str(&format!("  not connected: {error}\n")),
+            Some(error) => {
+                out.push_str(&format!("  not connected: {error}\n"));
+                not_connected.push(server.prefix.clone());
+            }
             None => {
                 out.push_str(&format!(
                     "  server: {}  revision: {}  tools: {}\n",
@@ -108,7 +137,10 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
     }
     host.shutdown().await;
     answering.abort();
-    Ok(out)
+    Ok(Described {
+        text: out,
+        not_connected,
+    })
 }
 
 /// How a transport reaches its server, in words.

@@ -85,6 +85,78 @@ async fn a_run_against_a_live_model_without_consent_refuses_to_start() {
     );
 }
 
+/// A server that cannot be reached is said in one sentence, with what to check, and a command
+/// that needs it exits non-zero unless a partial start is allowed.
+#[tokio::test]
+async fn a_server_that_is_not_there_is_one_sentence_and_a_failed_start() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("desk.toml");
+    std::fs::write(
+        &config,
+        "[servers.shop]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+    )
+    .expect("config");
+    let config = config.to_string_lossy().into_owned();
+    let data = dir.path().to_string_lossy().into_owned();
+    let servers = run(&["servers", "--config", &config, "--data-dir", &data], &[]).await;
+    assert!(!servers.status.success(), "exit non-zero");
+    let out = String::from_utf8_lossy(&servers.stdout).into_owned();
+    let line = out
+        .lines()
+        .find(|line| line.contains("not connected"))
+        .unwrap_or_else(|| panic!("a line for the shop: {out}"));
+    assert!(
+        line.starts_with("  not connected: server 'shop' (http://127.0.0.1:9/mcp) did not complete the handshake:")
+            && line.ends_with("is it running there, and is the url in [servers.shop] right?"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("::") && !line.contains('<'),
+        "no type names: {line}"
+    );
+    assert!(
+        stderr(&servers).contains("not connected: shop;"),
+        "{}",
+        stderr(&servers)
+    );
+    let allowed = run(
+        &[
+            "servers",
+            "--allow-missing",
+            "--config",
+            &config,
+            "--data-dir",
+            &data,
+        ],
+        &[],
+    )
+    .await;
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+
+    let model = "replay:recordings/ticket-runs";
+    let args = [
+        "run",
+        "--model",
+        model,
+        "--json",
+        "--config",
+        &config,
+        "--data-dir",
+        &data,
+    ];
+    let refused = run(&args, &[]).await;
+    assert!(
+        !refused.status.success(),
+        "a run without its shop starts nothing"
+    );
+    assert!(refused.stdout.is_empty(), "no summary");
+    assert!(
+        stderr(&refused).contains("nothing was worked: fix it, or give --allow-missing"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
 #[tokio::test]
 async fn the_shop_over_http_checks_its_tokens_before_it_creates_a_database() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -190,6 +190,7 @@ async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
             store: None,
             data_dir: Some(dir.path().join(format!("data-{index}"))),
             notes: Default::default(),
+            allow_missing: false,
         };
         let replayed = support_desk::commands::run::run(config, options)
             .await

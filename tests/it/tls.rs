@@ -345,7 +345,8 @@ async fn servers_shows_the_transport_and_the_certificates_subject_and_expiry() {
     let config = desk_config(server_config(url(&tls), Some(ca.write(dir.path()))));
     let out = support_desk::commands::servers::servers(config, None)
         .await
-        .expect("servers");
+        .expect("servers")
+        .text;
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], format!("shop  ({})", url(&tls)), "{out}");
     assert_eq!(
@@ -369,7 +370,8 @@ async fn servers_shows_an_untrusted_certificate_as_refused_and_says_why() {
     let config = desk_config(server_config(url(&tls), None));
     let out = support_desk::commands::servers::servers(config, None)
         .await
-        .expect("servers");
+        .expect("servers")
+        .text;
     assert!(
         out.contains(&format!(
             "  certificate: REFUSED: CN=127.0.0.1 for 127.0.0.1; issued by CN={CA_NAME}; expires 2040-01-01 00:00 UTC"
@@ -391,7 +393,8 @@ async fn servers_says_a_plain_http_server_is_not_encrypted() {
     let config = desk_config(server_config(format!("http://{}/mcp", shop.addr), None));
     let out = support_desk::commands::servers::servers(config, None)
         .await
-        .expect("servers");
+        .expect("servers")
+        .text;
     assert!(
         out.contains(
             "  transport: Streamable HTTP, plain http (not encrypted)\n  server: shop-support"

@@ -458,7 +458,15 @@ impl ServerConn {
             other => ConnectError::Handshake {
                 prefix,
                 origin,
-                message: other.to_string(),
+                message: if self.config.url.is_some() {
+                    format!(
+                        "{}; is it running there, and is the url in [servers.{}] right?",
+                        cause_in_words(&other),
+                        self.prefix
+                    )
+                } else {
+                    cause_in_words(&other)
+                },
             },
         }
     }
@@ -548,4 +556,20 @@ pub fn missing_capability(error: &ServiceError) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// What went wrong, in words: the error's deepest cause (`Connection refused (os error 111)`),
+/// without the names of the transport types that wrap it on the way up.
+fn cause_in_words(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut said = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        said = cause.to_string();
+        next = cause.source();
+    }
+    // A wrapper that keeps its cause in its own text names its type in brackets.
+    let unnamed = regex::Regex::new(r"\s*\[[^\]]*::[^\]]*\]")
+        .map(|types| types.replace_all(&said, "").into_owned())
+        .unwrap_or(said);
+    unnamed.trim().to_owned()
 }
