@@ -277,6 +277,14 @@ pub enum ConfigError {
     #[error("{path} is not valid mcpServers JSON: {message}")]
     McpJson { path: String, message: String },
     #[error(
+        "{path} names a server '{prefix}', which the config already has (from {defined_in}): an imported server never replaces one, since the allow list and trust name servers by prefix; rename it in {path}"
+    )]
+    McpJsonClash {
+        path: String,
+        prefix: String,
+        defined_in: String,
+    },
+    #[error(
         "server '{0}' needs exactly one of command (stdio), in_process or url (HTTP); fix its table"
     )]
     Transport(String),
@@ -336,7 +344,19 @@ impl DeskConfig {
                 path: path.display().to_string(),
                 message,
             })?;
-            config.servers.extend(servers);
+            for (prefix, server) in servers {
+                if let Some(existing) = config.servers.get(&prefix) {
+                    return Err(ConfigError::McpJsonClash {
+                        path: path.display().to_string(),
+                        prefix,
+                        defined_in: existing
+                            .defined_in
+                            .clone()
+                            .unwrap_or_else(|| "an earlier file".to_owned()),
+                    });
+                }
+                config.servers.insert(prefix, server);
+            }
         }
         config.validate()?;
         Ok(config)

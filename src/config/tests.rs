@@ -126,6 +126,47 @@ fn mcp_servers_json_from_other_hosts_is_read() {
     assert!(servers_from_mcp_json(r#"{"mcpServers": {"x": {}}}"#).is_err());
 }
 
+/// An imported server named like a configured one is refused, never put in its place: the
+/// allow list (`shop.find_orders`) would otherwise let the import's same-named tool run unasked.
+#[test]
+fn an_imported_server_with_a_configured_servers_name_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("mcp.json");
+    std::fs::write(
+        &json,
+        r#"{"mcpServers": {"shop": {"url": "https://elsewhere.example/mcp"}, "docs": {"command": "docs-server"}}}"#,
+    )
+    .expect("json");
+    let toml = dir.path().join("desk.toml");
+    std::fs::write(
+        &toml,
+        format!("mcp_servers_json = [{:?}]\n", json.display().to_string()),
+    )
+    .expect("toml");
+    let error = DeskConfig::load(&[toml]).expect_err("a clash");
+    let said = error.to_string();
+    assert!(
+        said.starts_with(&format!(
+            "{} names a server 'shop', which the config already has (from config/desk.toml)",
+            json.display()
+        )),
+        "{said}"
+    );
+
+    std::fs::write(
+        &json,
+        r#"{"mcpServers": {"docs": {"command": "docs-server"}}}"#,
+    )
+    .expect("json");
+    let toml = dir.path().join("desk.toml");
+    let config = DeskConfig::load(&[toml]).expect("no clash");
+    assert_eq!(config.servers["docs"].origin(), "docs-server");
+    assert!(
+        config.servers["shop"].url.is_none(),
+        "the bundled shop stays"
+    );
+}
+
 #[test]
 fn a_ca_file_is_read_for_url_servers_and_the_model_and_refused_elsewhere() {
     let mine = "[model]\nca_file = \"/etc/ssl/model-ca.pem\"\n\
