@@ -567,6 +567,38 @@ async fn the_host_works_server_everything_echo_and_answers_its_elicitation() {
             "Please provide inputs for the following fields:"
         )
     );
+    // The form and its answer are in the ticket's record, as a newer server's input requests
+    // are, though this server asked in the middle of its call.
+    let heard: Vec<(String, String, String, String, Option<String>)> = h
+        .host
+        .events()
+        .await
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::InputRequest {
+                ticket,
+                server,
+                message,
+                action,
+                content,
+                ..
+            } => Some((ticket, server, message, action, content)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    let (ticket, server, message, action, content) = &heard[0];
+    assert_eq!(
+        (ticket.as_str(), server.as_str(), action.as_str()),
+        ("T-0009", "everything", "accept")
+    );
+    assert_eq!(message, "Please provide inputs for the following fields:");
+    let content: Value =
+        serde_json::from_str(content.as_deref().expect("the accepted values")).expect("JSON");
+    assert_eq!(
+        content,
+        json!({"check": true, "integer": 7, "name": "Dana Ruiz"})
+    );
     let FormKind::Fields(fields) = &forms[0].kind else {
         panic!("a form of fields: {:?}", forms[0].kind)
     };

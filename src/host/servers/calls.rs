@@ -114,7 +114,11 @@ impl CallRun {
 /// One tool call as the plan says: each round timed on its own, the server's input requests
 /// put to a person, a read sent again once when the connection was lost.
 pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
-    call_from(conn, plan, None).await
+    let ticket = plan.ticket.clone();
+    let mut run = call_from(conn, plan, None).await;
+    // Forms an older server asked in the middle of the call belong to its run too.
+    run.exchanges.extend(conn.handler().take_heard(&ticket));
+    run
 }
 
 /// A call that stopped at a form, taken up again with its answer: the next round is sent as

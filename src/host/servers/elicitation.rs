@@ -15,6 +15,7 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::mpsc;
 
 use crate::host::api::{FormAnswer, FormAsk, Pending, Question};
+use crate::host::servers::calls::InputExchange;
 use crate::host::servers::form_wire;
 
 /// The handler of one connection: it knows which server it belongs to, so a person always
@@ -31,6 +32,9 @@ pub struct HostClient {
     /// Tickets with a call in flight to this server, to say which ticket an older server's
     /// question belongs to when only one can be.
     in_flight: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Forms an older server asked in the middle of a ticket's call, with their answers, until
+    /// the call takes them into its run (and so into the ticket's record).
+    heard: Arc<std::sync::Mutex<Vec<(String, InputExchange)>>>,
 }
 
 #[derive(Debug, Default)]
@@ -47,7 +51,17 @@ impl HostClient {
             questions,
             people: Default::default(),
             in_flight: Default::default(),
+            heard: Default::default(),
         }
+    }
+
+    /// The forms this server asked during `ticket`'s call, answered, in the order they came;
+    /// each is taken once.
+    pub fn take_heard(&self, ticket: &str) -> Vec<InputExchange> {
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        let (mine, others): (Vec<_>, Vec<_>) = heard.drain(..).partition(|(t, _)| t == ticket);
+        *heard = others;
+        mine.into_iter().map(|(_, exchange)| exchange).collect()
     }
 
     /// Time people have spent answering this server so far, and whether a question is open.
@@ -101,11 +115,28 @@ impl HostClient {
             // URL mode: an accept carries no content.
             return ElicitResult::new(ElicitationAction::Accept);
         }
-        if let Err(problems) = crate::host::api::check_answer(&ask.kind, &answer) {
-            tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
-            return ElicitResult::new(ElicitationAction::Cancel);
+        match crate::host::api::check_answer(&ask.kind, &answer) {
+            Ok(()) => form_wire::elicit_result(&answer),
+            Err(problems) => {
+                tracing::warn!(server = %self.prefix, ?problems, "an answer did not fit the form; cancelled it");
+                ElicitResult::new(ElicitationAction::Cancel)
+            }
         }
-        form_wire::elicit_result(&answer)
+    }
+
+    /// Keeps an answered form for the ticket whose call it came in, for its record.
+    fn hear(&self, ticket: Option<&str>, message: &str, result: &ElicitResult) {
+        let Some(ticket) = ticket else {
+            return;
+        };
+        let exchange = InputExchange {
+            key: "elicitation".to_owned(),
+            message: message.to_owned(),
+            action: format!("{:?}", result.action).to_lowercase(),
+            content: result.content.as_ref().map(|c| c.to_string()),
+        };
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.push((ticket.to_owned(), exchange));
     }
 }
 
@@ -159,6 +190,13 @@ impl ClientHandler for HostClient {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let ticket = self.only_ticket_in_flight();
-        Ok(self.ask(ticket.as_deref(), &params).await)
+        let result = self.ask(ticket.as_deref(), &params).await;
+        // An older server asks in the middle of a call: the call's run records it with the
+        // ticket's, as the host's own loop records a newer server's input requests.
+        let message = form_wire::form_ask(&self.prefix, &self.origin, None, &params)
+            .map(|ask| ask.message)
+            .unwrap_or_default();
+        self.hear(ticket.as_deref(), &message, &result);
+        Ok(result)
     }
 }
