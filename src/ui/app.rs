@@ -443,6 +443,20 @@ impl App {
             Action::AddNote => self.add_note(),
             Action::TakeOver => self.take_over(),
             Action::PickApproval => {
+                // Approvals are a team's: on one person's desk a lead's form is answered
+                // where it is asked.
+                let Some(lead) = self.lead else {
+                    self.message = Some(
+                        "approvals are a team's: on one person's desk a lead's form opens where it is asked; start the desk with --store to work on a team's record".to_owned(),
+                    );
+                    return None;
+                };
+                if !lead {
+                    self.message = Some(
+                        "approvals are answered by leads: you are on the team's staff, so a lead answers them".to_owned(),
+                    );
+                    return None;
+                }
                 self.open_picker(PickerKind::Approvals);
                 return Some(Command::ListApprovals);
             }
@@ -552,21 +566,21 @@ impl App {
         })
     }
 
-    /// Enter: the ticket's waiting question, its reply, or work it when it is new.
+    /// Enter: the ticket's waiting question, or its reply (empty on a new ticket).
     fn open_selected(&mut self) -> Option<Command> {
         let id = self.current()?.ticket.ticket_id.clone();
         if let Some(asked) = self.waiting.take_for(&id) {
             self.open_question(Some(asked));
             return None;
         }
+        // Enter opens; it never starts a run (that is `w`, said as such).
         match self.current()?.status {
-            Status::New => self.work_selected(),
             Status::Working
             | Status::NeedsConsent
             | Status::NeedsLead
             | Status::WaitingForLead
             | Status::Sent => None,
-            Status::Drafted | Status::NeedsPerson | Status::HandedOver => {
+            Status::New | Status::Drafted | Status::NeedsPerson | Status::HandedOver => {
                 self.edit_selected();
                 None
             }

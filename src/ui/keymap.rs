@@ -135,7 +135,7 @@ pub const DESK: &[Binding] = &[
         &[Key::Code(KeyCode::Enter)],
         "Enter",
         Action::OpenSelected,
-        "open the ticket's question or reply, or work it",
+        "open the ticket's question or reply (w works it)",
     ),
     bind(
         &[Key::Char('a')],

@@ -357,6 +357,50 @@ fn keys_ask_the_host_to_work_one_ticket_or_the_queue() {
     );
 }
 
+/// Enter opens, as the footer says: on a new ticket, its (empty) reply for a person to write;
+/// it never starts a run, which only `w` does.
+#[test]
+fn enter_on_a_new_ticket_opens_its_reply_and_starts_no_run() {
+    let mut app = app();
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        None,
+        "no command to the host"
+    );
+    assert!(
+        matches!(app.modal, Some(Modal::Draft(..))),
+        "the reply is open"
+    );
+}
+
+/// `A` lists a team's approvals for a lead; elsewhere it says why there is nothing to list.
+#[test]
+fn approvals_are_a_leads_on_a_team_and_a_solo_desk_says_so() {
+    let shift_a = || KeyEvent::new(KeyCode::Char('A'), KeyModifiers::SHIFT);
+    let mut solo = app();
+    assert_eq!(solo.on_key(shift_a()), None);
+    assert!(
+        solo.message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("approvals are a team's")),
+        "{:?}",
+        solo.message
+    );
+    let mut staff = app().on_team(false);
+    assert_eq!(staff.on_key(shift_a()), None);
+    assert!(
+        staff
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("approvals are answered by leads")),
+        "{:?}",
+        staff.message
+    );
+    let mut lead = app().on_team(true);
+    assert_eq!(lead.on_key(shift_a()), Some(Command::ListApprovals));
+}
+
 #[test]
 fn work_all_sends_the_waiting_tickets_and_shows_progress() {
     let mut app = app();

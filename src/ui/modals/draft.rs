@@ -10,7 +10,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding, Paragraph};
-use tui_textarea::TextArea;
+use tui_textarea::{CursorMove, TextArea};
 
 use crate::ui::ModalOutcome;
 use crate::ui::sanitize::{clean, one_line};
@@ -95,11 +95,15 @@ impl DraftEditor {
     /// `findings` are the check findings' reasons as people read them (empty when none).
     pub fn new(ticket: String, draft: &str, findings: Vec<String>) -> Self {
         let draft_lines: Vec<String> = clean(draft).split('\n').map(str::to_owned).collect();
+        // The cursor starts after the draft: what a person types adds to it.
+        let mut text = TextArea::new(draft_lines);
+        text.move_cursor(CursorMove::Bottom);
+        text.move_cursor(CursorMove::End);
         Self {
             ticket: one_line(&ticket),
             customer_words: None,
             findings: findings.iter().map(|finding| one_line(finding)).collect(),
-            draft: TextArea::new(draft_lines),
+            draft: text,
             mode: Mode::Editing,
             notice: None,
             checking: false,

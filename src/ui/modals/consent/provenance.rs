@@ -55,13 +55,22 @@ pub(super) fn lines(ask: &ConsentAsk, width: usize) -> Vec<Line<'static>> {
             &[(&heading, theme::dim())],
             width,
         ));
-        for (key, value) in &backing.said {
-            let (key, value) = (one_line(key), clean(value));
+        // Keys line up after the longest, two spaces before each value, so a long key never
+        // runs into its value (`order_id  O-1587`).
+        let keys: Vec<String> = backing.said.iter().map(|(key, _)| one_line(key)).collect();
+        let key_width = keys
+            .iter()
+            .map(|key| key.chars().count())
+            .max()
+            .unwrap_or(0);
+        let key_width = key_width.clamp(LABEL_WIDTH, MAX_KEY_WIDTH);
+        for (key, (_, value)) in keys.iter().zip(&backing.said) {
+            let value = clean(value);
             lines.extend(wrapped(
                 Span::raw("  "),
-                Span::raw(" ".repeat(LABEL_WIDTH + 2)),
+                Span::raw(" ".repeat(key_width + 4)),
                 &[
-                    (&format!("{key:<LABEL_WIDTH$}"), theme::dim()),
+                    (&format!("{key:<key_width$}  "), theme::dim()),
                     (&value, theme::untrusted()),
                 ],
                 width,
@@ -70,3 +79,6 @@ pub(super) fn lines(ask: &ConsentAsk, width: usize) -> Vec<Line<'static>> {
     }
     lines
 }
+
+/// The widest a key of a result may push its values to the right.
+const MAX_KEY_WIDTH: usize = 24;

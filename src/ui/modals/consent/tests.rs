@@ -383,7 +383,10 @@ fn a_refunds_card_shows_where_its_quote_came_from_and_what_the_quote_said() {
         buffer,
         "What shop.quote_refund (turn 1) said for this quote_id:",
     );
-    find(buffer, "amount  279.00");
+    // Each key stands apart from its value, the longest too.
+    find(buffer, "amount      279.00");
+    find(buffer, "order_id    O-1587");
+    find(buffer, "needs_lead  true");
 }
 
 #[test]

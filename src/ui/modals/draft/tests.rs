@@ -61,8 +61,21 @@ fn screen(terminal: &Terminal<TestBackend>) -> String {
 }
 
 #[test]
+fn the_cursor_starts_after_the_draft_so_typing_adds_to_it() {
+    let draft = "Hi Anna,\nYour parcel left today.";
+    let mut editor = DraftEditor::new(TICKET.into(), draft, vec![]);
+    editor.handle_key(key(KeyCode::Enter));
+    type_text(&mut editor, "Best, Dana");
+    assert_eq!(
+        editor.text(),
+        "Hi Anna,\nYour parcel left today.\nBest, Dana"
+    );
+}
+
+#[test]
 fn typing_edits_the_draft_and_enter_is_a_newline() {
     let mut editor = DraftEditor::new(TICKET.into(), "Hi Anna,", vec![]);
+    editor.handle_key(key(KeyCode::Home));
     type_text(&mut editor, "Dear");
     editor.handle_key(key(KeyCode::Enter));
     editor.handle_key(key(KeyCode::End));
@@ -136,7 +149,7 @@ fn esc_in_the_reason_prompt_goes_back_to_editing_the_draft() {
     type_text(&mut editor, "never mind");
     assert_eq!(editor.handle_key(key(KeyCode::Esc)), ModalOutcome::Pending);
     type_text(&mut editor, ">");
-    assert_eq!(editor.text(), format!(">{DRAFT}"));
+    assert_eq!(editor.text(), format!("{DRAFT}>"));
     let shown = screen(&draw(&editor, 80, 24));
     assert!(!shown.contains("Why send despite"));
     assert!(shown.contains("Esc close, keep edits"));
@@ -158,11 +171,11 @@ fn ctrl_p_hands_the_ticket_to_a_person_with_a_note() {
 #[test]
 fn esc_closes_keeping_the_edits() {
     let mut editor = clean_draft();
-    type_text(&mut editor, "Hello! ");
+    type_text(&mut editor, " Hello!");
     assert_eq!(
         editor.handle_key(key(KeyCode::Esc)),
         ModalOutcome::Answered(DraftAction::Close {
-            text: format!("Hello! {DRAFT}"),
+            text: format!("{DRAFT} Hello!"),
         })
     );
 }
