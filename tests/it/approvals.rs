@@ -259,6 +259,7 @@ async fn run_parks(seat: &Seat, model: &str, shop: &Shop) -> i64 {
     );
     // The form never reached the asking desk (its script would have answered it).
     let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
     assert!(
         !events
             .iter()
@@ -366,6 +367,7 @@ async fn a_lead_releases_from_their_own_desk_and_the_staff_ticket_goes_on_from_i
     let (ok, said) = ana.run_t0003(&w.source, &["--json"]).await;
     assert!(ok, "{said}");
     let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
     assert_eq!(issue_calls(&events), 1, "issue_refund ran once: {events:?}");
     assert!(
         events
@@ -420,6 +422,7 @@ async fn a_lead_declines_from_another_desk_and_the_waiting_desk_goes_on_live() {
     let refunds = w.shop.refunds();
     assert_eq!(refunds[0].status, RefundStatus::Held, "{refunds:?}");
     let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
     assert_eq!(issue_calls(&events), 1, "{events:?}");
     assert!(events.iter().any(|e| matches!(
         e,
@@ -537,6 +540,7 @@ async fn a_lead_answering_their_own_refund_by_script_is_refused_by_the_shop() {
     assert!(ok, "{said}");
     let record = w.record().await;
     let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
     let refused = events.iter().find_map(|e| match e {
         Event::Outcome { tool, text, .. } if tool == "shop.issue_refund" => Some(text.clone()),
         _ => None,

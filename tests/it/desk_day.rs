@@ -292,6 +292,8 @@ fn assert_record_replays(dir: &Path) {
     let events = record.events_after(0).expect("events");
     let replayed = replay(&events, &allow);
     assert_eq!(record.states().expect("states"), replayed);
+    let events: Vec<_> = events.into_iter().map(|stored| stored.event).collect();
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow);
 }
 
 fn state_of(dir: &Path, ticket: &str) -> Lifecycle {

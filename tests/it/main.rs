@@ -12,6 +12,7 @@ mod fixture;
 mod fuzz;
 mod host;
 mod interop;
+mod invariants;
 mod judgment;
 mod lane;
 mod mock_model;

@@ -83,6 +83,8 @@ async fn two_runs_on_one_store_split_the_queue_and_work_no_ticket_twice() {
         }
     }
     assert_eq!(runs.len(), 48, "every ticket was worked");
+    let all: Vec<Event> = events.iter().map(|stored| stored.event.clone()).collect();
+    crate::invariants::assert_the_record_keeps_its_promises(&all, &allow());
     let twice: Vec<_> = runs.iter().filter(|(_, by)| by.len() != 1).collect();
     assert_eq!(twice, Vec::<(&String, &Vec<String>)>::new(), "none twice");
     let by_ana = runs.values().filter(|by| by[0] == team.ana.name).count();
@@ -167,6 +169,8 @@ async fn a_team_runs_scripted_consent_is_recorded_as_the_persons_with_its_flag()
         consent < outcome,
         "the decision comes before the call's outcome"
     );
+    let events: Vec<Event> = events.into_iter().map(|stored| stored.event).collect();
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
 }
 
 /// A model that never answers T-0001.
