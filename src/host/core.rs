@@ -62,6 +62,10 @@ pub struct Host {
     pub(super) trust: Mutex<crate::host::gate::trust::Trust>,
     /// Held tools already put to a person in this session, by name and definition.
     pub(super) reviewed: Mutex<std::collections::BTreeSet<String>>,
+    /// On a team's record: the events this desk appended and told its driver of, which the
+    /// live follower then passes over. The same person's other desks and commands are not
+    /// this desk: their events are followed like anyone's.
+    pub(super) told: std::sync::Mutex<std::collections::HashSet<i64>>,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -243,6 +247,7 @@ impl Host {
             request_counter: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
             reviewed: Mutex::new(Default::default()),
+            told: Default::default(),
             trust: Mutex::new(crate::host::gate::trust::Trust::load(
                 storage.data_dir.as_ref().map(|d| d.join("trust.json")),
             )),
@@ -337,6 +342,7 @@ impl Host {
     /// Passes an event the record has appended to the recording and the driver: every
     /// happening is told once, as the record holds it.
     pub(super) fn announce(&self, appended: crate::record::store::Appended) {
+        self.told_of(appended.stored.seq);
         let stored = appended.stored;
         if let Some(recorder) = &self.recorder
             && let Err(e) = recorder.write(&stored.event)
@@ -348,6 +354,17 @@ impl Host {
             .and_then(|state| HostEvent::happened(&stored, state))
         {
             let _ = self.events.send(happened);
+        }
+    }
+
+    /// Notes that this desk told its driver of event `seq`, so following the team passes it
+    /// over (nothing to note on one person's desk, which follows nobody).
+    pub(super) fn told_of(&self, seq: i64) {
+        if self.record.team_url().is_some() {
+            self.told
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(seq);
         }
     }
 

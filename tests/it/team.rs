@@ -282,6 +282,44 @@ async fn a_desk_killed_holding_a_claim_frees_its_ticket_after_the_lease() {
     );
 }
 
+/// The same person's other processes are other desks: ana's headless run of T-0002 shows on
+/// ana's open desk as it happens, as bo's would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_headless_run_shows_on_their_own_open_desk() {
+    let Some(pg) = pg_cluster::start().await else {
+        return;
+    };
+    let team = pg.team().await;
+    let model = MockModel::start(queue_worker()).await;
+    let source = format!("openai:{}", model.url);
+    let (desk_dir, run_dir) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let desk = Desk::start_in(
+        desk_dir.path(),
+        &["--store", &team.ana.url, "--model", &source],
+    );
+    desk.screen.wait_for("Queue (all) 48/48").await;
+    desk.screen.wait_for("T-0002 new").await;
+    let output = run(
+        &team.ana.url,
+        &source,
+        &["--tickets", "T-0002"],
+        run_dir.path(),
+    )
+    .wait_with_output()
+    .await
+    .expect("the run ends");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    desk.screen.wait_for("T-0002 drafted").await;
+    desk.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_on_one_desk_shows_on_another_and_the_other_cannot_send_again() {
     let Some(pg) = pg_cluster::start().await else {

@@ -117,6 +117,7 @@ impl Host {
                 "{ticket} is already this desk's: on one person's desk every ticket is"
             ));
         };
+        self.told_of(appended.stored.seq);
         if let Some(happened) = appended
             .state
             .and_then(|state| HostEvent::happened(&appended.stored, state))
@@ -151,13 +152,19 @@ impl Host {
     async fn heard(self: &Arc<Self>, heard: Live) {
         let said = match heard {
             Live::Event(stored) => {
-                // This desk's own events were reported when it appended them.
+                // This desk's own events were reported when it appended them; the same
+                // person's other desks and commands are followed like anyone's.
+                let told = self
+                    .told
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&stored.seq);
+                if told {
+                    return;
+                }
                 let Some(ticket) = stored.event.ticket().map(str::to_owned) else {
                     return;
                 };
-                if stored.by == self.record.person() {
-                    return;
-                }
                 if stored.event.kind().starts_with("approval_") {
                     self.approvals_changed().await;
                 }
