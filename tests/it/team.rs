@@ -425,6 +425,14 @@ async fn a_lead_takes_over_a_ticket_another_desk_holds_and_that_desk_is_told() {
     ana.press(b"\x02"); // Ctrl-B: the question back, the ticket in view
     let told = ana.screen.wait_for("took the ticket over from").await;
     assert!(told.contains("the customer called me"), "{told}");
+    // A ticket no desk holds has nothing to take over, said as a team's desk says it.
+    lee.press(b"j");
+    lee.screen.wait_for("T-0002 · ").await;
+    lee.press(b"t");
+    lee.screen.wait_for("Take this ticket over").await;
+    lee.press(b"nobody had it\x13");
+    let said = lee.screen.wait_for("no other desk held T-0002").await;
+    assert!(!said.contains("one person's desk"), "{said}");
     for desk in [ana, bo, lee] {
         desk.quit().await;
     }

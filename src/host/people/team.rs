@@ -113,9 +113,14 @@ impl Host {
             .await
             .map_err(|e| e.to_string())?;
         let Some(appended) = noted else {
-            return Err(format!(
-                "{ticket} is already this desk's: on one person's desk every ticket is"
-            ));
+            return Err(match self.record.team_url() {
+                Some(_) => format!(
+                    "no other desk held {ticket}, so there was nothing to take over: it is this desk's now (w works it, e answers it)"
+                ),
+                None => {
+                    format!("{ticket} is already this desk's: on one person's desk every ticket is")
+                }
+            });
         };
         self.told_of(appended.stored.seq);
         if let Some(happened) = appended
