@@ -60,9 +60,10 @@ for person in ana bo lee; do
         "$BIN" team add "$person" $lead --password-env PERSON_PW --store "$ADMIN_URL"
 done
 
-# One shop for the whole team, its staff tokens naming each person (lee as a lead).
+# One shop for the whole team, its staff tokens naming each person (lee as a lead). Its quote
+# IDs are seeded as the bundled shop's are, so the desks' replay of the recording follows it.
 SHOP_STAFF_TOKENS="ana=${TOKEN[ana]},bo=${TOKEN[bo]},lee=${TOKEN[lee]}:lead" \
-    "$BIN" serve shop --http "127.0.0.1:$SHOP_PORT" --db "$DIR/shop.sqlite3" \
+    "$BIN" serve shop --http "127.0.0.1:$SHOP_PORT" --db "$DIR/shop.sqlite3" --seed 4217 \
     2>"$DIR/shop.log" &
 SHOP_PID=$!
 

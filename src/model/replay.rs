@@ -58,14 +58,71 @@ impl ReplayModel {
             return Ok(reply.clone());
         }
         Err(match self.recorded_turns.get(&(ticket.to_owned(), turn)) {
-            Some(recorded) => format!(
-                "the run left the recording at {ticket} turn {turn}: a tool result, the prompt or the tool list changed, so the model would now see other messages than the recording holds; work the ticket yourself, or record the run again (messages {}…, recorded {}…)",
-                &hash[..12],
-                &recorded[..12.min(recorded.len())]
-            ),
+            Some(recorded) => {
+                tracing::info!(%ticket, turn, messages = %hash, %recorded, "the replay left the recording");
+                format!(
+                    "the recording has no answer for {ticket} turn {turn}: a recording knows only what the model answered to the messages it saw when it was made, and here it would see other ones (a tool result, the prompt or the tool list changed since); work the ticket yourself, or record the run again"
+                )
+            }
             None => format!(
                 "the recording has no model call for {ticket} turn {turn}: it was never recorded, or the run diverged earlier"
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::chat::Message;
+
+    fn request(text: &str) -> ChatRequest {
+        let messages = vec![Message::User {
+            content: text.to_owned(),
+        }];
+        ChatRequest {
+            messages,
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn a_diverged_turn_is_said_in_words_even_when_the_recorded_hash_is_damaged() {
+        let seen = request("Ticket T-0001 …");
+        let calls = [RecordedCall {
+            ticket: "T-0001".into(),
+            turn: 1,
+            // A damaged recording: not hex, and a character cut at no byte boundary of 12.
+            messages_hash: "aééééééé".into(),
+            reply: Reply::Words {
+                content: "recorded".into(),
+            },
+        }];
+        let model = ReplayModel::new("replay:test".into(), calls);
+        let said = model
+            .reply("T-0001", 1, &request("Ticket T-0001, changed"))
+            .expect_err("not recorded");
+        assert!(
+            said.starts_with("the recording has no answer for T-0001 turn 1: a recording knows only what the model answered"),
+            "{said}"
+        );
+        assert!(!said.contains("ééé"), "no hashes for people: {said}");
+        let recorded = ReplayModel::new(
+            "replay:test".into(),
+            [RecordedCall {
+                ticket: "T-0001".into(),
+                turn: 1,
+                messages_hash: seen.hash(),
+                reply: Reply::Words {
+                    content: "recorded".into(),
+                },
+            }],
+        );
+        assert_eq!(
+            recorded.reply("T-0001", 1, &seen),
+            Ok(Reply::Words {
+                content: "recorded".into()
+            })
+        );
     }
 }
