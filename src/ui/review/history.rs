@@ -144,7 +144,14 @@ pub(super) fn history_lines(
         .entries
         .iter()
         .any(|e| matches!(e.kind, EntryKind::RunEnded { .. }));
-    if current.turn.is_none() && !ended {
+    // A ticket a person answered by hand had no run to be cut off.
+    let ran = current.entries.iter().any(|e| {
+        matches!(
+            e.kind,
+            EntryKind::RunStarted { .. } | EntryKind::ModelCall { .. }
+        )
+    });
+    if current.turn.is_none() && ran && !ended {
         lines.push(Line::styled(
             "The recording ends before this run finished.",
             theme::warning(),

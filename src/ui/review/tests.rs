@@ -534,3 +534,35 @@ fn against_another_recording_the_figures_are_a_bar_chart() {
     let text = rows(draw(&alone, 120, 36).backend().buffer()).join("\n");
     assert!(!text.contains("each pair"), "{text}");
 }
+
+/// A ticket a person answered by hand had no run: review shows the reply and who sent it,
+/// and neither marks it as gone wrong nor says a run was cut off.
+#[test]
+fn a_ticket_answered_by_hand_is_no_run_cut_off() {
+    let ticket = shop_ticket("T-0042", "where is my order", "Order O-1 please.");
+    let events = vec![Event::Sent {
+        ticket: "T-0042".to_owned(),
+        by: "dana".to_owned(),
+        text: "Your order left our warehouse today.".to_owned(),
+        override_reason: None,
+    }];
+    let screen = ReviewScreen::new(review_of(&[ticket], events, false));
+    let shown = rows(draw(&screen, 100, 30).backend().buffer()).join("\n");
+    assert!(
+        shown.contains("Your order left our warehouse today."),
+        "{shown}"
+    );
+    assert!(!shown.contains("ends before this run finished"), "{shown}");
+    assert!(!shown.contains("T-0042 ✗"), "{shown}");
+    // A run that began, and whose first model call never came back, is said to be cut off.
+    let ticket = shop_ticket("T-0043", "refund?", "Refund please.");
+    let events = vec![Event::TicketStarted {
+        ticket: "T-0043".to_owned(),
+        tools: vec![],
+        attached: vec![],
+        request: None,
+    }];
+    let screen = ReviewScreen::new(review_of(&[ticket], events, true));
+    let shown = rows(draw(&screen, 100, 30).backend().buffer()).join("\n");
+    assert!(shown.contains("ends before this run finished"), "{shown}");
+}
