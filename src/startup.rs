@@ -9,14 +9,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use crate::config::DeskConfig;
-use crate::host::core::HostParts;
-use crate::host::core::Storage;
+use crate::host::core::{HostParts, Storage};
 use crate::host::servers::connect::InProcessServers;
 use crate::model::Model;
 use crate::model::openai::OpenAiChat;
 use crate::record::DeskRecord;
-use crate::recording::Recorder;
-use crate::recording::Recording;
+use crate::recording::{Recorder, Recording};
 use crate::tickets::Ticket;
 
 /// The model a config names: `replay:PATH` or `openai:URL`.

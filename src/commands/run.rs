@@ -9,21 +9,19 @@ use clap::Args;
 
 use super::{CommonArgs, pairs, write_stdout};
 use crate::config::DeskConfig;
-use crate::host::api::HostHandle;
-use crate::host::api::{Command, PersonPrompt};
+use crate::host::api::{Command, HostHandle, PersonPrompt};
 use crate::host::core::Storage;
 use crate::host::events::HostEvent;
 use crate::host::task::{self, HostSetup};
 use crate::model::Model;
 use crate::recording::summary::Summary;
 use crate::recording::{Recorder, Recording};
-use crate::startup::{self, Overrides};
+use crate::startup::{self, Overrides, build_model, load_tickets};
 use crate::tickets::Ticket;
 
 mod resume;
 mod script;
 
-use crate::startup::{build_model, load_tickets};
 pub use resume::{ForPerson, ResumePlan, Resumed, resume, resume_plan};
 use script::answerers;
 pub use script::{RUN_PERSON, Script, answer_by_script};

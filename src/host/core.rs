@@ -25,10 +25,9 @@ use crate::host::gate::names::{NameTable, ToolName};
 use crate::host::gate::tools::Offered;
 use crate::host::servers::connect::{InProcessServers, Reach, ServerConn};
 use crate::model::Model;
-use crate::record::Event;
-use crate::record::Finding;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, EngineError, Record, RecordError};
+use crate::record::{Event, Finding};
 use crate::recording::Recorder;
 use crate::tickets::Ticket;
 

@@ -9,9 +9,8 @@ use tokio::sync::mpsc;
 use super::api::{Command, HostHandle, PersonPrompt, Question};
 use super::core::{Host, HostParts};
 use super::events::HostEvent;
-use crate::record::EngineError;
-use crate::record::Manifest;
 use crate::record::event::{FORMAT, HostSettings, ModelManifest, ServerManifest};
+use crate::record::{EngineError, Manifest};
 use crate::recording::summary::{QueueTally, Summary};
 
 /// Who answers the host's questions, for the recording's manifest.

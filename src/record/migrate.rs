@@ -6,8 +6,7 @@
 use rusqlite::Transaction;
 
 use super::store::{RecordError, SCHEMA, write_event};
-use crate::record::Event;
-use crate::record::Finding;
+use crate::record::{Event, Finding};
 
 /// A desk file of schema 1 kept one row per ticket (status, draft, findings as sentences,
 /// the sent reply, the hand-off). Each row becomes the events that lead to the same state,

@@ -7,9 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::Event;
-use crate::record::Finding;
-use crate::record::Outcome;
+use crate::record::{Event, Finding, Outcome};
 
 /// Where a ticket stands in its life at the desk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -6,9 +6,7 @@ use super::store::replay;
 use super::*;
 use super::{journal, state};
 use crate::model::chat::{Reply, ToolCall};
-use crate::record::Event;
-use crate::record::Finding;
-use crate::record::Outcome;
+use crate::record::{Event, Finding, Outcome};
 
 mod opening;
 

@@ -8,9 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::model::chat::Reply;
-use crate::record::Event;
-use crate::record::Finding;
-use crate::record::Outcome;
+use crate::record::{Event, Finding, Outcome};
 
 /// One entry of a ticket's transcript.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,10 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::Event;
-use crate::record::Finding;
-use crate::record::Outcome;
-use crate::record::Stored;
+use crate::record::{Event, Finding, Outcome, Stored};
 use crate::tickets::Ticket;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

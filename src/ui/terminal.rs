@@ -20,9 +20,7 @@ use tokio_stream_lite::next;
 use super::app::App;
 use super::render::{queue_area, render};
 use super::review::{ReviewKey, ReviewScreen};
-use crate::host::api::Command;
-use crate::host::api::HostEvent;
-use crate::host::api::HostHandle;
+use crate::host::api::{Command, HostEvent, HostHandle};
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 

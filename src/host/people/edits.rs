@@ -5,9 +5,7 @@
 use crate::host::checks::{self, CallFact};
 use crate::host::core::Host;
 use crate::host::run::continuation;
-use crate::record::EngineError;
-use crate::record::Event;
-use crate::record::Finding;
+use crate::record::{EngineError, Event, Finding};
 
 impl Host {
     /// What the latest run of `ticket` really did, as the record holds it: each call with

@@ -7,9 +7,8 @@ use super::conversation::{Conversation, Taken};
 use crate::host::checks::CallFact;
 use crate::host::core::Host;
 use crate::model::chat::ToolCall;
-use crate::record::Event;
-use crate::record::Lifecycle;
 use crate::record::store::Stored;
+use crate::record::{Event, Lifecycle};
 use crate::tickets::Ticket;
 
 /// Where a ticket's next run starts.

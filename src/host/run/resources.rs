@@ -4,8 +4,7 @@
 
 use rmcp::model::{ReadResourceRequestParams, ResourceContents, Role};
 
-use crate::host::core::Attached;
-use crate::host::core::Host;
+use crate::host::core::{Attached, Host};
 use crate::host::servers::calls;
 use crate::host::servers::connect::ServerConn;
 use crate::record::Event;

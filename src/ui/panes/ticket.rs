@@ -12,8 +12,7 @@ use crate::ui::app::{App, QueueItem};
 use crate::ui::queue::Status;
 use crate::ui::sanitize::{clean, one_line};
 use crate::ui::text::{push_wrapped, wrap};
-use crate::ui::theme;
-use crate::ui::transcript;
+use crate::ui::{theme, transcript};
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let block = Block::default().borders(Borders::ALL).title(" Ticket ");

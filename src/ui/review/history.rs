@@ -10,8 +10,7 @@ use crate::host::api::{Entry, EntryKind};
 use crate::recording::review::ReviewTicket;
 use crate::ui::sanitize::{clean, one_line};
 use crate::ui::text::push_wrapped;
-use crate::ui::theme;
-use crate::ui::transcript;
+use crate::ui::{theme, transcript};
 
 /// One row of the ticket list: ID, the three marks (blank when absent), subject.
 pub(super) fn ticket_row(ticket: &ReviewTicket) -> Line<'static> {
