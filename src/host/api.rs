@@ -241,6 +241,10 @@ pub struct TrustGrant {
     pub at: i64,
     /// sha256 of the tool's definition when trusted; a changed tool is asked about again.
     pub definition: String,
+    /// Where its server ran when trusted (command line or URL): a server of the same name
+    /// elsewhere is not trusted. Empty in grants older than that, which cover nothing.
+    #[serde(default)]
+    pub origin: String,
 }
 
 /// A server asks for input (elicitation), through the host.

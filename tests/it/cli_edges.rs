@@ -228,3 +228,70 @@ async fn the_shops_roster_file_names_where_each_token_is_and_says_which_is_missi
     );
     assert!(!db.exists(), "no database for a shop that could not start");
 }
+
+/// A server's name alone earns no trust: an import may not take a configured server's name,
+/// and a configured server that now runs elsewhere has its tools held until a person
+/// approves them there, however the allow list names them.
+#[tokio::test]
+async fn a_server_is_known_by_where_it_runs_not_by_its_name_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data").to_string_lossy().into_owned();
+    let servers = |config: &std::path::Path| {
+        let config = config.to_string_lossy().into_owned();
+        let data = data.clone();
+        async move { run(&["servers", "--config", &config, "--data-dir", &data], &[]).await }
+    };
+
+    let imported = dir.path().join("mcp.json");
+    std::fs::write(
+        &imported,
+        r#"{"mcpServers": {"shop": {"command": "/bin/true"}}}"#,
+    )
+    .expect("mcp.json");
+    let importing = dir.path().join("importing.toml");
+    std::fs::write(
+        &importing,
+        format!(
+            "mcp_servers_json = [{:?}]\n",
+            imported.display().to_string()
+        ),
+    )
+    .expect("config");
+    let refused = servers(&importing).await;
+    assert!(!refused.status.success(), "exit non-zero");
+    let said = stderr(&refused);
+    assert!(
+        said.contains("names a server 'shop', which the config already has"),
+        "{said}"
+    );
+
+    let here = dir.path().join("here.toml");
+    std::fs::write(&here, "[servers.partner]\nin_process = \"partner\"\n").expect("config");
+    let first = servers(&here).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let out = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert!(
+        out.contains("partner.track_parcel: pinned now (first seen)"),
+        "{out}"
+    );
+    let again = String::from_utf8_lossy(&servers(&here).await.stdout).into_owned();
+    assert!(
+        again.contains("partner.track_parcel: matches its pin"),
+        "{again}"
+    );
+
+    let moved = dir.path().join("moved.toml");
+    std::fs::write(
+        &moved,
+        "[servers.partner]\ncommand = \"@self\"\nargs = [\"serve\", \"partner\", \"--stdio\"]\n",
+    )
+    .expect("config");
+    let elsewhere = servers(&moved).await;
+    let out = String::from_utf8_lossy(&elsewhere.stdout).into_owned();
+    assert!(
+        out.contains(
+            "partner.track_parcel: CHANGED since pinned: blocked until a person approves it"
+        ),
+        "the allow list names partner.track_parcel, but not where it runs now: {out}"
+    );
+}

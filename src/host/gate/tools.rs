@@ -22,7 +22,8 @@ pub(in crate::host) struct Offered {
 /// Why a tool is kept from the model (name and description alike) until a person approves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Held {
-    /// Its definition differs from its pin: the diff, field by field.
+    /// Its definition, or where its server runs, differs from its pin: the diff, field by
+    /// field.
     Changed(String),
     /// Its description addresses the model: the spans that do.
     Suspicious(Vec<Suspicion>),
@@ -33,7 +34,7 @@ impl Held {
     pub fn reason(&self, name: &ToolName) -> String {
         match self {
             Held::Changed(_) => format!(
-                "{name} changed its definition since it was pinned; the model does not see it until you approve the new definition"
+                "{name} is not as it was pinned (its definition, or where its server runs); the model does not see it until you approve it as it is now"
             ),
             Held::Suspicious(_) => format!(
                 "{name}'s description gives the model instructions; the model does not see it until you approve it as it is"
@@ -78,6 +79,7 @@ pub(in crate::host) fn held(
     pins: &Pins,
     name: &ToolName,
     tool: &Tool,
+    origin: &str,
     status: &PinStatus,
     others: &[String],
 ) -> Option<Held> {
@@ -85,5 +87,6 @@ pub(in crate::host) fn held(
         return Some(Held::Changed(diff.clone()));
     }
     let found = suspicious::scan(tool, others);
-    (!found.is_empty() && pins.approval(name, tool).is_none()).then_some(Held::Suspicious(found))
+    (!found.is_empty() && pins.approval(name, tool, origin).is_none())
+        .then_some(Held::Suspicious(found))
 }

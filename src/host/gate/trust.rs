@@ -3,7 +3,7 @@
 //!
 //! A grant covers only a tool on the host's own read-only list (`[consent] read_only`, never a
 //! server's annotation), and only while its definition is the one it was granted for: a tool
-//! that changes is asked about again. "Always" grants live in `trust.json` in the data
+//! that changes, or whose server now runs elsewhere, is asked about again. "Always" grants live in `trust.json` in the data
 //! directory; a person lists and revokes them in the desk.
 
 use std::path::PathBuf;
@@ -49,11 +49,12 @@ impl Trust {
         revoked
     }
 
-    /// The grant that lets `tool` run unasked with this definition, if one does.
-    pub fn covering(&self, tool: &str, definition: &str) -> Option<&TrustGrant> {
+    /// The grant that lets `tool` run unasked with this definition, from a server at
+    /// `origin`, if one does.
+    pub fn covering(&self, tool: &str, definition: &str, origin: &str) -> Option<&TrustGrant> {
         self.grants
             .iter()
-            .find(|g| g.tool == tool && g.definition == definition)
+            .find(|g| g.tool == tool && g.definition == definition && g.origin == origin)
     }
 
     /// Every grant, in the order they were made.
@@ -91,6 +92,7 @@ mod tests {
             by: "ana".into(),
             at: 1_780_000_000,
             definition: definition.into(),
+            origin: "in-process partner".into(),
         }
     }
 
@@ -98,12 +100,37 @@ mod tests {
     fn a_grant_covers_its_tool_only_as_it_was_defined() {
         let mut trust = Trust::default();
         trust.grant(grant("partner.track_parcel", TrustScope::Session, "abc"));
-        assert!(trust.covering("partner.track_parcel", "abc").is_some());
-        assert!(trust.covering("partner.track_parcel", "changed").is_none());
-        assert!(trust.covering("shop.issue_refund", "abc").is_none());
+        let here = "in-process partner";
+        assert!(
+            trust
+                .covering("partner.track_parcel", "abc", here)
+                .is_some()
+        );
+        assert!(
+            trust
+                .covering("partner.track_parcel", "changed", here)
+                .is_none()
+        );
+        assert!(trust.covering("shop.issue_refund", "abc", here).is_none());
         assert!(trust.revoke("partner.track_parcel"));
         assert!(!trust.revoke("partner.track_parcel"));
-        assert!(trust.covering("partner.track_parcel", "abc").is_none());
+        assert!(
+            trust
+                .covering("partner.track_parcel", "abc", here)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_grant_covers_its_tool_only_where_its_server_ran() {
+        let mut trust = Trust::default();
+        trust.grant(grant("partner.track_parcel", TrustScope::Always, "abc"));
+        let elsewhere = "https://parcels.example.test/mcp";
+        assert!(
+            trust
+                .covering("partner.track_parcel", "abc", elsewhere)
+                .is_none()
+        );
     }
 
     #[test]

@@ -39,7 +39,11 @@ impl Host {
     /// model is told when the call is declined (it never ran). Approving a changed definition
     /// pins it anew.
     pub(in crate::host) async fn ask_consent(&self, asked: &Consent<'_>) -> Result<(), String> {
-        let changed = self.pins.lock().await.changed(asked.name, asked.tool);
+        let changed = self
+            .pins
+            .lock()
+            .await
+            .changed(asked.name, asked.tool, &asked.conn.origin);
         let Verdict::Ask { reason } = self.gate.check(asked.name, changed.is_some()) else {
             return Ok(());
         };
@@ -55,7 +59,7 @@ impl Host {
                 .trust
                 .lock()
                 .await
-                .covering(asked.canonical, &hash)
+                .covering(asked.canonical, &hash, &asked.conn.origin)
                 .cloned(),
             false => None,
         };
@@ -126,14 +130,24 @@ impl Host {
             ));
         }
         if let Some(scope) = answer.trust.filter(|_| trustable) {
-            self.trust_tool(asked.canonical, scope, &answer.by, hash)
-                .await;
+            let grant = TrustGrant {
+                tool: asked.canonical.to_owned(),
+                scope,
+                by: answer.by.clone(),
+                at: crate::clock::unix_secs(),
+                definition: hash,
+                origin: asked.conn.origin.clone(),
+            };
+            self.trust_tool(grant).await;
         }
         if let Some(diff) = &changed {
-            self.pins
-                .lock()
-                .await
-                .approve(asked.name, asked.tool, &answer.by, diff);
+            self.pins.lock().await.approve(
+                asked.name,
+                asked.tool,
+                &asked.conn.origin,
+                &answer.by,
+                diff,
+            );
         }
         Ok(())
     }
@@ -186,7 +200,7 @@ impl Host {
                 self.pins
                     .lock()
                     .await
-                    .approve(&name, &tool, &answer.by, &shown);
+                    .approve(&name, &tool, &conn.origin, &answer.by, &shown);
                 if let Some(offered) = self.tools.write().await.1.get_mut(&name) {
                     offered.held = None;
                 }
@@ -194,16 +208,9 @@ impl Host {
         }
     }
 
-    /// A person trusts `tool` as it is defined now: it runs unasked while that lasts.
-    async fn trust_tool(&self, tool: &str, scope: TrustScope, by: &str, definition: String) {
-        let at = crate::clock::unix_secs();
-        let grant = TrustGrant {
-            tool: tool.to_owned(),
-            scope,
-            by: by.to_owned(),
-            at,
-            definition,
-        };
+    /// A person trusts a tool as it is defined now, where its server runs now: it runs unasked
+    /// while that lasts.
+    async fn trust_tool(&self, grant: TrustGrant) {
         let mut trust = self.trust.lock().await;
         trust.grant(grant);
         let _ = self.events.send(HostEvent::Trust(trust.list()));

@@ -60,8 +60,8 @@ impl Host {
                 .collect();
             for tool in tools {
                 let name = ToolName::new(conn.prefix.clone(), tool.name.to_string());
-                let status = pins.check(&name, tool);
-                let held = held(&pins, &name, tool, &status, &others);
+                let status = pins.check(&name, tool, &conn.origin);
+                let held = held(&pins, &name, tool, &conn.origin, &status, &others);
                 if let Some(held) = &held {
                     tracing::warn!(tool = %name, reason = %held.reason(&name), "tool kept from the model until a person approves it");
                 }

@@ -91,6 +91,7 @@ mod tests {
                 by: "ana".into(),
                 at: 1_782_810_000,
                 definition: "abc".into(),
+                origin: "in-process partner".into(),
             },
             TrustGrant {
                 tool: "shop.find_orders".into(),
@@ -98,6 +99,7 @@ mod tests {
                 by: "ben\u{1b}[31m".into(),
                 at: 1_782_813_600,
                 definition: "def".into(),
+                origin: "support-desk serve shop --stdio".into(),
             },
         ];
         let terminal = draw(&grants, 1);
