@@ -1,9 +1,13 @@
 //! `support-desk` (or `support-desk desk`): the desk on the terminal, on its embedded default
 //! or the config's servers, model and record.
 
+use anyhow::bail;
 use clap::Args;
+use tokio::sync::mpsc;
 
 use super::CommonArgs;
+use crate::host::api::{Command, HostHandle};
+use crate::host::events::HostEvent;
 use crate::host::task::{Answerers, HostSetup};
 use crate::startup::{self, Overrides};
 
@@ -17,6 +21,9 @@ pub struct DeskArgs {
     /// The model name sent to an OpenAI-compatible server.
     #[arg(long, value_name = "NAME")]
     pub model_name: Option<String>,
+    /// Open even when a configured server does not connect (its tools are left out).
+    #[arg(long)]
+    pub allow_missing: bool,
 }
 
 pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
@@ -50,7 +57,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         Some(record) => record.is_lead().await?,
         None => None,
     };
-    let handle = crate::host::task::spawn(HostSetup {
+    let mut handle = crate::host::task::spawn(HostSetup {
         parts: startup::host_parts(config, model, tickets.clone(), storage, None),
         answerers: Answerers {
             consent: format!("person: {staff}"),
@@ -59,6 +66,15 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         notes: Default::default(),
         person_prompt: None,
     });
+    if let Err(why) = servers_connected(&mut handle, args.allow_missing).await {
+        let _ = handle.commands.send(Command::Shutdown).await;
+        while let Some(event) = handle.events.recv().await {
+            if matches!(event, HostEvent::Stopped) {
+                break;
+            }
+        }
+        bail!("{why}");
+    }
     let mut app = crate::ui::app::App::new(tickets, described, staff)
         .with_review_source(review_source)
         .with_record(data_dir.join(crate::record::RECORD_FILE));
@@ -66,6 +82,57 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         app = app.on_team(lead);
     }
     crate::ui::terminal::run_desk(handle, app).await
+}
+
+/// Waits for the servers as the host connected them, before the terminal is taken: a desk
+/// whose shop did not connect would work tickets without its tools and nobody told why, so it
+/// opens only when every server connected, or asks for a sign-in (which the desk offers), or
+/// when a partial start is allowed. What the host said meanwhile is kept for the desk.
+async fn servers_connected(handle: &mut HostHandle, allow_missing: bool) -> Result<(), String> {
+    let (kept, events) = mpsc::unbounded_channel();
+    let mut from_host = std::mem::replace(&mut handle.events, events);
+    let waiting = tokio::time::sleep(std::time::Duration::from_secs(1));
+    tokio::pin!(waiting);
+    let mut told = false;
+    let servers = loop {
+        tokio::select! {
+            event = from_host.recv() => {
+                let Some(event) = event else { break Vec::new() };
+                let servers = match &event {
+                    HostEvent::Servers(servers) => Some(servers.clone()),
+                    _ => None,
+                };
+                let _ = kept.send(event);
+                if let Some(servers) = servers {
+                    break servers;
+                }
+            }
+            () = &mut waiting, if !told => {
+                told = true;
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "support-desk: connecting to the desk's servers…");
+            }
+        }
+    };
+    tokio::spawn(async move {
+        while let Some(event) = from_host.recv().await {
+            if kept.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    let missing: Vec<String> = servers
+        .iter()
+        .filter(|s| s.sign_in.is_none())
+        .filter_map(|s| s.error.clone())
+        .collect();
+    match missing.is_empty() || allow_missing {
+        true => Ok(()),
+        false => Err(format!(
+            "{}; the desk did not open: fix it, or give --allow-missing to work without it",
+            missing.join("; ")
+        )),
+    }
 }
 
 /// The desk and review mode stay open for hours, mostly idle, so their resident memory should

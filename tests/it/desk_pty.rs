@@ -348,3 +348,46 @@ async fn an_idle_desk_and_the_servers_it_starts_use_no_cpu() {
     );
     desk.quit().await;
 }
+
+/// A desk whose shop did not connect does not open as if it had: it says which server and
+/// why, and exits non-zero before taking the terminal; `--allow-missing` opens it without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_desk_without_its_shop_does_not_open_unless_told_a_partial_start_is_fine() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("desk.toml");
+    std::fs::write(
+        &config,
+        "[servers.shop]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+    )
+    .expect("config");
+    let config = config.to_string_lossy().into_owned();
+
+    let mut refused = Desk::start(&["--config", &config]);
+    let said = refused.screen.wait_for("the desk did not open").await;
+    assert!(
+        said.contains("server 'shop' (http://127.0.0.1:9/mcp) did not complete the handshake")
+            && said.contains("give --allow-missing to work without it"),
+        "{said}"
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = refused.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the desk did not exit"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!status.success(), "exit non-zero");
+    assert!(
+        !said.contains("Queue (all)"),
+        "the terminal was never taken: {said}"
+    );
+
+    let partial = Desk::start(&["--config", &config, "--allow-missing"]);
+    partial.screen.wait_for("Queue (all) 48/48").await;
+    partial.screen.wait_for("partner 2026-07-28").await;
+    partial.quit().await;
+}
