@@ -92,6 +92,8 @@ pub struct App {
     /// On a team's record: whether the person at this desk is a lead (the database's word).
     pub lead: Option<bool>,
     pub message: Option<String>,
+    /// The approval a lead asked to answer, while the message says its form is on its way.
+    pub opening_approval: Option<i64>,
     /// Lines scrolled up from the end of the ticket pane; 0 follows the live turn.
     pub scroll_back: u16,
     pub queue_run: Option<(usize, usize)>,
@@ -124,6 +126,7 @@ impl App {
             staff,
             lead: None,
             message: None,
+            opening_approval: None,
             scroll_back: 0,
             queue_run: None,
             exit: false,
@@ -139,13 +142,13 @@ impl App {
         self
     }
 
-    /// The desk's record file, which `v` offers to review first.
     /// A desk on a team's record, as a lead or as staff.
     pub fn on_team(mut self, lead: bool) -> Self {
         self.lead = Some(lead);
         self
     }
 
+    /// The desk's record file, which `v` offers to review first.
     pub fn with_record(mut self, path: std::path::PathBuf) -> Self {
         self.record_file = Some(path);
         self
@@ -262,7 +265,15 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
-            HostEvent::Approvals(approvals) => self.approvals = approvals,
+            HostEvent::Approvals(approvals) => {
+                // Answered or withdrawn before its form came: the form is not on its way.
+                if let Some(id) = self.opening_approval
+                    && !approvals.iter().any(|a| a.id == id)
+                {
+                    self.form_arrived();
+                }
+                self.approvals = approvals;
+            }
             HostEvent::Trust(trust) => self.trust = trust,
             HostEvent::Record(states) => {
                 for state in states {
@@ -325,11 +336,26 @@ impl App {
         }
     }
 
+    /// The form a lead asked for came (or will not): the message that said it was on its
+    /// way goes, unless something has been said since.
+    fn form_arrived(&mut self) {
+        if let Some(id) = self.opening_approval.take()
+            && self.message.as_deref() == Some(approval_opening(id).as_str())
+        {
+            self.message = None;
+        }
+    }
+
     /// A question from the host: queued, and shown at once when nothing else is open.
     pub fn on_question(&mut self, question: Question) {
         let asked = match question {
             Question::Consent(p) => Asked::Consent(p),
-            Question::Form(p) => Asked::Form(p),
+            Question::Form(p) => {
+                if p.ask.asked_by.is_some() {
+                    self.form_arrived();
+                }
+                Asked::Form(p)
+            }
         };
         if let Some(ticket) = asked.ticket().map(str::to_owned)
             && let Some(item) = self.item_mut(&ticket)
@@ -656,4 +682,9 @@ pub const HAND_OVER_TO: &str = "a person";
 /// The first queue row shown when `rows` fit and `selected` must be among them.
 pub fn queue_offset(selected: usize, rows: usize) -> usize {
     (selected + 1).saturating_sub(rows.max(1))
+}
+
+/// What the desk says while an approval's form is on its way from the host.
+pub(super) fn approval_opening(id: i64) -> String {
+    format!("approval {id}: its form opens when the host has it")
 }

@@ -3,7 +3,9 @@
 
 use crossterm::event::KeyCode;
 use serde_json::json;
-use support_desk::host::api::{ApprovalView, Command, Field, FieldKind, Outcome};
+use support_desk::host::api::{
+    ApprovalView, Command, Field, FieldKind, FormAsk, FormKind, Outcome, Pending, Question,
+};
 use support_desk::host::events::HostEvent;
 use support_desk::record::Event;
 use support_desk::ui::app::Modal;
@@ -103,24 +105,48 @@ fn a_ticket_waiting_for_a_lead_says_so_and_x_withdraws_its_approval_with_why() {
 
 #[test]
 fn a_lead_sees_the_open_approvals_and_opens_one_from_the_list() {
-    let mut app = app().on_team(true);
-    app.on_host(HostEvent::Approvals(vec![open_approval()]));
-    let shown = screen(&app, 120, 36);
+    let mut lead = app().on_team(true);
+    lead.on_host(HostEvent::Approvals(vec![open_approval()]));
+    let shown = screen(&lead, 120, 36);
     assert!(shown.contains("1 approval open (A)"), "{shown}");
     assert_eq!(
-        app.on_key(key(KeyCode::Char('A'))),
+        lead.on_key(key(KeyCode::Char('A'))),
         Some(Command::ListApprovals)
     );
-    insta::assert_snapshot!("desk_approvals_list_120x36", screen(&app, 120, 36));
+    insta::assert_snapshot!("desk_approvals_list_120x36", screen(&lead, 120, 36));
     assert_eq!(
-        app.on_key(key(KeyCode::Enter)),
+        lead.on_key(key(KeyCode::Enter)),
         Some(Command::AnswerApproval(7))
     );
     assert_eq!(
-        app.current().map(|i| i.ticket.ticket_id.as_str()),
+        lead.current().map(|i| i.ticket.ticket_id.as_str()),
         Some("T-0003"),
         "its ticket, with the call log that led there, is behind the form"
     );
+    let on_its_way = "approval 7: its form opens when the host has it";
+    assert_eq!(lead.message.as_deref(), Some(on_its_way));
+    let (form, _answer) = Pending::new(FormAsk {
+        ticket: Some("T-0003".into()),
+        server: "shop".into(),
+        origin: "http://127.0.0.1:8421/mcp".into(),
+        message: MESSAGE.into(),
+        kind: FormKind::Fields(open_approval().fields),
+        asked_by: Some("ana".into()),
+    });
+    lead.on_question(Question::Form(form));
+    assert!(matches!(lead.modal, Some(Modal::Form(..))), "the form is open");
+    assert_eq!(lead.message, None, "the form came: nothing says it is coming");
+
+    // Answered elsewhere before its form came: the message goes with the approval.
+    let mut other = app().on_team(true);
+    other.on_host(HostEvent::Approvals(vec![open_approval()]));
+    other.on_key(key(KeyCode::Char('A')));
+    other.on_key(key(KeyCode::Enter));
+    assert_eq!(other.message.as_deref(), Some(on_its_way));
+    other.on_host(HostEvent::Approvals(vec![]));
+    assert_eq!(other.message, None);
+    assert!(!screen(&other, 120, 36).contains("approval open"));
+
     // Staff see no count: approvals are for leads.
     let mut staff = app_on_staff();
     staff.on_host(HostEvent::Approvals(vec![open_approval()]));

@@ -272,9 +272,8 @@ impl App {
                 let (id, ticket) = (approval.id, approval.ticket.clone());
                 // Its ticket behind the form: the call log that led there, and who asked.
                 self.select_ticket(&ticket);
-                self.message = Some(format!(
-                    "approval {id}: its form opens when the host has it"
-                ));
+                self.message = Some(super::approval_opening(id));
+                self.opening_approval = Some(id);
                 return Some(Command::AnswerApproval(id));
             }
             KeyCode::Enter if count > 0 => {
