@@ -219,6 +219,7 @@ pub(crate) async fn work(
             | HostEvent::Transcript { .. }
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_)
+            | HostEvent::ResourceText { .. }
             | HostEvent::Approvals(_)
             | HostEvent::Trust(_) => {}
         }

@@ -42,6 +42,8 @@ pub enum Command {
         server: String,
         uri: String,
     },
+    /// Read one resource for the person, as its server wrote it; nothing enters a context.
+    ReadResource { server: String, uri: String },
     /// Run a server's prompt (`shop.review_refund`) for a ticket, with the person's arguments.
     RunPrompt {
         ticket: TicketId,

@@ -31,6 +31,12 @@ pub enum HostEvent {
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.
     Resources(Vec<ResourceInfo>),
+    /// A resource's text, read for the person who asked (`Command::ReadResource`).
+    ResourceText {
+        server: String,
+        uri: String,
+        text: String,
+    },
     /// The team's open approvals, oldest first (at start, and whenever they change).
     Approvals(Vec<super::api::ApprovalView>),
     /// The tools people trust, after a change or when asked.

@@ -171,6 +171,12 @@ async fn handle(
         Command::ListResources => {
             let _ = events.send(HostEvent::Resources(host.resources().await));
         }
+        Command::ReadResource { server, uri } => {
+            let _ = events.send(match host.resource_for_a_person(&server, &uri).await {
+                Ok(text) => HostEvent::ResourceText { server, uri, text },
+                Err(problem) => HostEvent::Problem(format!("could not read {uri}: {problem}")),
+            });
+        }
         Command::ListApprovals => host.approvals_changed().await,
         Command::AnswerApproval(id) => {
             // The lead's form waits for the person, so it goes on a task of its own.

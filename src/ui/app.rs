@@ -52,6 +52,13 @@ pub enum Modal {
     Trust {
         selected: usize,
     },
+    /// A server's resource being read, scrolled this many rows.
+    Resource {
+        server: String,
+        uri: String,
+        text: String,
+        scroll: u16,
+    },
 }
 
 pub enum PickerKind {
@@ -265,6 +272,22 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
+            HostEvent::ResourceText { server, uri, text } => match self.modal {
+                None => {
+                    self.message = None;
+                    self.modal = Some(Modal::Resource {
+                        server,
+                        uri,
+                        text,
+                        scroll: 0,
+                    });
+                }
+                Some(_) => {
+                    self.message = Some(format!(
+                        "{uri} came while something else was open: read it again from r"
+                    ))
+                }
+            },
             HostEvent::Approvals(approvals) => {
                 // Answered or withdrawn before its form came: the form is not on its way.
                 if let Some(id) = self.opening_approval

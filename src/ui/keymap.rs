@@ -201,7 +201,7 @@ pub const DESK: &[Binding] = &[
         &[Key::Char('r')],
         "r",
         Action::PickResource,
-        "attach a server's resource to this ticket",
+        "read a server's resource (a policy), or attach it",
     ),
     bind(
         &[Key::Code(KeyCode::PageUp)],

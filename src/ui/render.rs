@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Modal};
-use super::panes::{footer, help, picker, queue, sign_in, status, ticket, trust};
+use super::panes::{footer, help, picker, queue, resource, sign_in, status, ticket, trust};
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
@@ -41,6 +41,15 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::Help { scroll } => help::render(*scroll, frame, area),
             Modal::SignIn { server, url } => sign_in::render(server, url, frame, area),
             Modal::Trust { selected } => trust::render(&app.trust, *selected, frame, area),
+            Modal::Resource {
+                server,
+                uri,
+                text,
+                scroll,
+            } => {
+                let view = resource::ResourceView { server, uri, text };
+                resource::render(&view, *scroll, frame, area)
+            }
         }
     }
 }

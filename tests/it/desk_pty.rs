@@ -391,3 +391,24 @@ async fn a_desk_without_its_shop_does_not_open_unless_told_a_partial_start_is_fi
     partial.screen.wait_for("partner 2026-07-28").await;
     partial.quit().await;
 }
+
+/// A person reads a policy before giving it to the model: `r` lists the servers' resources,
+/// `v` shows the chosen one as the shop wrote it, `a` attaches it to the ticket, which says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_reads_the_shops_refund_policy_and_then_attaches_it() {
+    let mut desk = Desk::start(&[]);
+    desk.select_t0003().await;
+    desk.press(b"r");
+    desk.screen.wait_for("shop://policies/refund").await;
+    desk.press(b"v");
+    let read = desk.screen.wait_for("As the server wrote it").await;
+    assert!(
+        read.contains("Money goes back to a customer only for goods they have received"),
+        "the policy's own text: {read}"
+    );
+    desk.press(b"a");
+    desk.screen
+        .wait_for("attached shop://policies/refund from shop")
+        .await;
+    desk.quit().await;
+}

@@ -134,8 +134,14 @@ fn a_lead_sees_the_open_approvals_and_opens_one_from_the_list() {
         asked_by: Some("ana".into()),
     });
     lead.on_question(Question::Form(form));
-    assert!(matches!(lead.modal, Some(Modal::Form(..))), "the form is open");
-    assert_eq!(lead.message, None, "the form came: nothing says it is coming");
+    assert!(
+        matches!(lead.modal, Some(Modal::Form(..))),
+        "the form is open"
+    );
+    assert_eq!(
+        lead.message, None,
+        "the form came: nothing says it is coming"
+    );
 
     // Answered elsewhere before its form came: the message goes with the approval.
     let mut other = app().on_team(true);

@@ -647,6 +647,52 @@ fn the_prompt_and_resource_pickers_list_what_servers_offer() {
         Some(Command::ListResources),
         "r asks the servers for their resources as they are now"
     );
+    insta::assert_snapshot!("desk_resource_picker_80x24", screen(&app, 80, 24));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('v'))),
+        Some(Command::ReadResource {
+            server: "shop".into(),
+            uri: "shop://policies/refund".into()
+        }),
+        "v reads the chosen resource for the person"
+    );
+    let policy: String = std::iter::once(
+        "# Refund policy\x1b]52;c;cHduZWQ=\x07\n\nA refund up to EUR 150.00 is released at once.\x1b[2J"
+            .to_owned(),
+    )
+    .chain((1..=30).map(|n| format!("{n}. A rule of the policy, numbered so scrolling shows.")))
+    .collect::<Vec<_>>()
+    .join("\n");
+    app.on_host(HostEvent::ResourceText {
+        server: "shop".into(),
+        uri: "shop://policies/refund".into(),
+        text: policy,
+    });
+    assert!(
+        matches!(app.modal, Some(Modal::Resource { .. })),
+        "it opens to read"
+    );
+    let shown = screen(&app, 80, 24);
+    assert!(!shown.contains("52;c") && !shown.contains("[2J"), "{shown}");
+    insta::assert_snapshot!("desk_resource_read_80x24", shown);
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::PageDown));
+    }
+    let end = screen(&app, 80, 24);
+    assert!(
+        end.contains("30. A rule") && !end.contains("more below"),
+        "{end}"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a'))),
+        Some(Command::AttachResource {
+            ticket: "T-0003".into(),
+            server: "shop".into(),
+            uri: "shop://policies/refund".into()
+        }),
+        "a attaches what was read to the ticket"
+    );
+    assert!(app.modal.is_none());
     let record = record();
     happen(
         &mut app,

@@ -119,6 +119,16 @@ impl Host {
         all
     }
 
+    /// One resource's text for a person to read, capped at the size of a tool result. Nothing
+    /// is attached and nothing is recorded: reading is not acting.
+    pub async fn resource_for_a_person(&self, server: &str, uri: &str) -> Result<String, String> {
+        let conn = self
+            .server(server)
+            .ok_or_else(|| format!("there is no server '{server}'"))?;
+        let text = self.read_resource(&conn, uri).await?;
+        Ok(calls::cap(text, self.config.limits.result_max_bytes).0)
+    }
+
     /// Adds one resource to one ticket's context; returns its size in bytes.
     pub async fn attach_to_ticket(
         &self,

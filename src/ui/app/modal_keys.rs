@@ -13,7 +13,7 @@ use crate::ui::ModalOutcome;
 use crate::ui::modals::consent::ConsentModal;
 use crate::ui::modals::draft::{DraftAction, DraftEditor};
 use crate::ui::modals::form::FormModal;
-use crate::ui::panes::help;
+use crate::ui::panes::{help, resource};
 
 type ConsentPending = Pending<ConsentAsk, ConsentAnswer>;
 type FormPending = Pending<FormAsk, FormAnswer>;
@@ -54,6 +54,32 @@ impl App {
                 }
             }
             Modal::Trust { selected } => return self.trust_key(selected, key),
+            Modal::Resource {
+                server,
+                uri,
+                text,
+                scroll,
+            } => {
+                let scroll = match key.code {
+                    KeyCode::Esc | KeyCode::Char('q') => return None,
+                    KeyCode::Char('a') | KeyCode::Enter => {
+                        let ticket = self.current()?.ticket.ticket_id.clone();
+                        return Some(Command::AttachResource {
+                            ticket,
+                            server,
+                            uri,
+                        });
+                    }
+                    code => scrolled(scroll, code),
+                };
+                let most = u16::try_from(resource::rows(&text)).unwrap_or(u16::MAX);
+                self.modal = Some(Modal::Resource {
+                    server,
+                    uri,
+                    text,
+                    scroll: scroll.min(most),
+                });
+            }
         }
         None
     }
@@ -224,12 +250,7 @@ impl App {
     fn help_key(&mut self, scroll: u16, key: KeyEvent) {
         let scroll = match key.code {
             KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => return,
-            KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
-            KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => scroll.saturating_add(10),
-            KeyCode::PageUp => scroll.saturating_sub(10),
-            KeyCode::Home => 0,
-            _ => scroll,
+            code => scrolled(scroll, code),
         };
         let most = u16::try_from(help::rows()).unwrap_or(u16::MAX);
         self.modal = Some(Modal::Help {
@@ -263,6 +284,14 @@ impl App {
                 picker.selected = (picker.selected + 1).min(count.saturating_sub(1))
             }
             KeyCode::Up | KeyCode::Char('k') => picker.selected = picker.selected.saturating_sub(1),
+            KeyCode::Char('v') if count > 0 && matches!(picker.kind, PickerKind::Resources) => {
+                let resource = self.resources.get(picker.selected)?;
+                self.message = Some(format!("reading {}…", resource.uri));
+                return Some(Command::ReadResource {
+                    server: resource.server.clone(),
+                    uri: resource.uri.clone(),
+                });
+            }
             KeyCode::Enter if count > 0 && matches!(picker.kind, PickerKind::Reviews) => {
                 self.open_review(picker.selected);
                 return None;
@@ -340,5 +369,17 @@ fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> F
         message: prompt.description.clone(),
         kind: FormKind::Fields(fields),
         asked_by: None,
+    }
+}
+
+/// Where a scrolled screen of text goes on `code` (up, down, a page, the top).
+fn scrolled(scroll: u16, code: KeyCode) -> u16 {
+    match code {
+        KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+        KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') => scroll.saturating_add(10),
+        KeyCode::PageUp => scroll.saturating_sub(10),
+        KeyCode::Home => 0,
+        _ => scroll,
     }
 }

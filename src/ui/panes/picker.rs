@@ -75,7 +75,7 @@ fn rows(app: &App, picker: &Picker) -> (&'static str, Vec<String>) {
                 .collect(),
         ),
         PickerKind::Resources => (
-            " Resources: attach one to this ticket (Enter · Esc closes) ",
+            " Resources (Enter attaches to this ticket · v reads · Esc closes) ",
             app.resources
                 .iter()
                 .map(|r| {
