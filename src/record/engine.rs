@@ -226,6 +226,11 @@ impl Record {
         Ok(self.team_record()?.take_approval(id).await?)
     }
 
+    /// Lets go of this lead's hold on an open approval, for another answer at once.
+    pub async fn let_go_of_approval(&self, id: i64) -> Result<(), EngineError> {
+        Ok(self.team_record()?.let_go_of_approval(id).await?)
+    }
+
     /// Closes an approval with the server's answer (an `approval_answered` event).
     pub async fn answer_approval(&self, answered: &Event) -> Result<Appended, EngineError> {
         Ok(self.team_record()?.answer_approval(answered).await?)

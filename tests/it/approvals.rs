@@ -552,3 +552,56 @@ async fn a_lead_answering_their_own_refund_by_script_is_refused_by_the_shop() {
     assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
     assert!(record.open_approvals().await.expect("approvals").is_empty());
 }
+
+/// A lead's yes that the shop does not take leaves the approval open, and the refund held:
+/// lin leads on the team's record, but her desk reaches the shop with a staff member's token,
+/// so the shop refuses the release (only its leads release). The command says the approval
+/// stays open and exits non-zero, nothing is recorded as answered, and another lead answers
+/// it at once (lin's desk let go of it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yes_the_shop_did_not_take_leaves_the_approval_open() {
+    let Some(w) = world(&[]).await else {
+        return;
+    };
+    let lin = w.pg.person("lin", true).await;
+    let (ana, lee) = (w.seat(&w.team.ana), w.seat(&w.team.lee));
+    let id = run_parks(&ana, &w.source, &w.shop).await;
+
+    let lin_seat = Seat::new(&lin, &w.shop);
+    std::fs::write(
+        &lin_seat.config,
+        format!(
+            "[servers.shop]\nurl = \"http://{}/mcp\"\nheaders = {{ Authorization = \"Bearer {}\" }}\n",
+            w.shop.addr,
+            token(&w.team.bo)
+        ),
+    )
+    .expect("lin's config");
+    let (ok, said) = lin_seat.approve(id).await;
+    assert!(!ok, "exit non-zero: {said}");
+    assert!(
+        said.contains(&format!(
+            "shop did not take the answer to approval {id} (tool error:"
+        )) && said.contains("the approval stays open"),
+        "{said}"
+    );
+    let record = w.record().await;
+    let open = record.open_approvals().await.expect("approvals");
+    assert_eq!(open.len(), 1, "still open: {open:?}");
+    assert_eq!(open[0].answering_by, None, "lin's desk let go of it");
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
+    let events = t0003_events(&record).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalAnswered { .. })),
+        "nothing recorded as answered: {events:?}"
+    );
+
+    let (ok, said) = lee.approve(id).await;
+    assert!(ok, "{said}");
+    assert!(record.open_approvals().await.expect("approvals").is_empty());
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Released);
+    let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
+}

@@ -143,10 +143,14 @@ impl Host {
             .map_err(|e| e.to_string())?;
         let result = form_wire::elicit_result(&answer);
         let run = self.send_next_round(&conn, &approval, &result).await;
-        // A yes the server did not take (a state it refused, a quote it does not know) is no
-        // answer: the approval stays open and nothing is recorded as answered; the desk's hold
-        // on it runs out by itself. A no closes it whatever the server says of it.
+        // A yes the server did not take (a state it refused, a quote it does not know, a
+        // releaser it does not count as a lead) is no answer: the approval stays open, nothing
+        // is recorded as answered, and this desk lets go of it so another lead may answer at
+        // once. A no closes it whatever the server says of it.
         if matches!(answer, FormAnswer::Accept(_)) && run.outcome != Outcome::Result {
+            if let Err(e) = self.record.let_go_of_approval(id).await {
+                tracing::warn!(approval = id, error = %e, "could not let go of the approval; the hold runs out by itself");
+            }
             return Err(format!(
                 "{} did not take the answer to approval {id} ({}: {}); the approval stays open: check the server, then answer it again",
                 approval.server,

@@ -155,6 +155,20 @@ impl PgRecord {
         }
     }
 
+    /// Ends this person's hold on open approval `id` now (the policy lets a holder shorten
+    /// its own hold); nothing else of it changes. Holding none is no error.
+    pub async fn let_go_of_approval(&self, id: i64) -> Result<(), PgError> {
+        self.client()
+            .await?
+            .execute(
+                "UPDATE desk.approvals SET answering_until = now()
+                 WHERE id = $1 AND closed IS NULL AND answering_by = current_user",
+                &[&id],
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Why this person cannot answer approval `id`, in words for them.
     async fn why_not_yours(&self, id: i64) -> PgError {
         let approval = match self.approval(id).await {
