@@ -1,6 +1,7 @@
-//! The desk's record for a team, in PostgreSQL: the same append-only log of events and
-//! per-ticket states as the SQLite record ([`super::store`]), with the same rules
-//! ([`TicketState::refuses`]), shared by every desk of the team.
+//! The desk's record for a team, in PostgreSQL: the same append-only log of events as the
+//! SQLite record ([`super::store`]), with the same rules ([`TicketState::refuses`]), shared
+//! by every desk of the team. A ticket's state is folded from its events whenever it is read:
+//! the database keeps no state a member could write ("sent" with no send behind it).
 //!
 //! Who is who is the database's word: events are by the role logged in (`current_user`), at
 //! the database's time, and row-level security decides who may append what ([`team_init`]
@@ -111,14 +112,20 @@ impl PgRecord {
         tx.execute(TAKE_TURN, &[]).await?;
         let ticket = event.ticket();
         let current = match ticket {
-            Some(ticket) => load_state(tx, ticket).await?,
+            Some(ticket) => state_in(tx, ticket, &self.allow).await?,
             None => None,
         };
         if let Some(refusal) = current.as_ref().and_then(|s| s.refuses(event)) {
             return Err(refusal.into());
         }
-        let body = serde_json::to_value(event)
+        let mut body = serde_json::to_value(event)
             .expect("an event always serializes: its maps have string keys");
+        // jsonb holds no U+0000 (a model may write one): it is kept as U+FFFD, and the event
+        // handed back is the one stored.
+        let event = &match without_nul(&mut body) {
+            true => serde_json::from_value(body.clone()).expect("the event just serialized"),
+            false => event.clone(),
+        };
         let row = tx
             .query_one(
                 "INSERT INTO desk.events (ticket, kind, body) VALUES ($1, $2, $3)
@@ -127,21 +134,11 @@ impl PgRecord {
             )
             .await?;
         let (seq, at, by): (i64, i64, String) = (row.get(0), row.get(1), row.get(2));
-        let state = match ticket {
-            Some(ticket) => {
-                let mut state = current.unwrap_or_else(|| TicketState::new(ticket));
-                state.apply(event, &Stamp { by: &by, at }, &self.allow);
-                let text = serde_json::to_value(&state).expect("a ticket state always serializes");
-                tx.execute(
-                    "INSERT INTO desk.ticket_states (ticket, seq, state) VALUES ($1, $2, $3)
-                     ON CONFLICT (ticket) DO UPDATE SET seq = excluded.seq, state = excluded.state",
-                    &[&ticket, &seq, &text],
-                )
-                .await?;
-                Some(state)
-            }
-            None => None,
-        };
+        let state = ticket.map(|ticket| {
+            let mut state = current.unwrap_or_else(|| TicketState::new(ticket));
+            state.apply(event, &Stamp { by: &by, at }, &self.allow);
+            state
+        });
         Ok(Appended {
             stored: Stored {
                 seq,
@@ -188,27 +185,18 @@ impl PgRecord {
         error
     }
 
-    /// Every ticket's state, ordered by ticket ID (tickets with no event are not listed).
+    /// Every ticket's state, ordered by ticket ID (tickets with no event are not listed). A
+    /// ticket with an event this desk cannot read is left out with a warning: one bad row
+    /// costs that ticket, never the queue.
     pub async fn states(&self) -> Result<Vec<TicketState>, PgError> {
         let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT seq, state FROM desk.ticket_states ORDER BY ticket COLLATE \"C\"",
-                &[],
-            )
-            .await?;
-        rows.iter().map(decode_state).collect()
+        states_in(&*client, &self.allow).await
     }
 
+    /// One ticket's state, folded from its events; an event that cannot be read is an error.
     pub async fn state(&self, ticket: &str) -> Result<Option<TicketState>, PgError> {
         let client = self.client().await?;
-        let row = client
-            .query_opt(
-                "SELECT seq, state FROM desk.ticket_states WHERE ticket = $1",
-                &[&ticket],
-            )
-            .await?;
-        row.as_ref().map(decode_state).transpose()
+        state_in(&*client, ticket, &self.allow).await
     }
 
     /// Every event after `seq` (0: all), in the order they were committed.
@@ -252,18 +240,20 @@ impl PgRecord {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         tx.execute(TAKE_TURN, &[]).await?;
-        let rows = tx
+        let held: std::collections::BTreeSet<String> = tx
             .query(
-                "SELECT s.seq, s.state FROM desk.ticket_states s
-                 LEFT JOIN desk.tickets t ON t.id = s.ticket
-                 WHERE jsonb_typeof(s.state->'run') = 'object'
-                   AND (t.owner IS NULL OR t.lease_until IS NULL OR t.lease_until <= now())
-                 ORDER BY s.ticket COLLATE \"C\"",
+                "SELECT id FROM desk.tickets WHERE owner IS NOT NULL AND lease_until > now()",
                 &[],
             )
-            .await?;
-        let interrupted: Vec<TicketState> =
-            rows.iter().map(decode_state).collect::<Result<_, _>>()?;
+            .await?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let interrupted: Vec<TicketState> = states_in(&tx, &self.allow)
+            .await?
+            .into_iter()
+            .filter(|s| s.run.is_some() && !held.contains(&s.ticket))
+            .collect();
         let mut settled = Vec::new();
         for state in interrupted {
             let event = Event::NeedsPerson {
@@ -340,14 +330,85 @@ async fn check_team(client: &Client, target: &Target) -> Result<String, PgError>
     }
 }
 
-async fn load_state(tx: &Transaction<'_>, ticket: &str) -> Result<Option<TicketState>, PgError> {
-    let row = tx
-        .query_opt(
-            "SELECT seq, state FROM desk.ticket_states WHERE ticket = $1 FOR UPDATE",
-            &[&ticket],
-        )
-        .await?;
-    row.as_ref().map(decode_state).transpose()
+/// `ticket`'s state, folded from its events in order (`None` when it has none).
+async fn state_in(
+    client: &impl GenericClient,
+    ticket: &str,
+    allow: &[String],
+) -> Result<Option<TicketState>, PgError> {
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM desk.events WHERE ticket = $1 ORDER BY seq");
+    let rows = client.query(&sql, &[&ticket]).await?;
+    let mut state: Option<TicketState> = None;
+    for row in &rows {
+        let stored = decode_event(row)?;
+        let stamp = Stamp {
+            by: &stored.by,
+            at: stored.at,
+        };
+        state
+            .get_or_insert_with(|| TicketState::new(ticket))
+            .apply(&stored.event, &stamp, allow);
+    }
+    Ok(state)
+}
+
+/// Every ticket's state, ordered by ticket ID, each folded from its events; a ticket with an
+/// event that cannot be read is left out, with a warning naming it and the event.
+async fn states_in(
+    client: &impl GenericClient,
+    allow: &[String],
+) -> Result<Vec<TicketState>, PgError> {
+    let sql = format!(
+        "SELECT {EVENT_COLUMNS}, ticket FROM desk.events WHERE ticket IS NOT NULL
+         ORDER BY ticket COLLATE \"C\", seq"
+    );
+    let rows = client.query(&sql, &[]).await?;
+    let mut states: Vec<TicketState> = Vec::new();
+    let mut unreadable: Option<String> = None;
+    for row in &rows {
+        let ticket: String = row.get(4);
+        if unreadable.as_deref() == Some(ticket.as_str()) {
+            continue;
+        }
+        if states.last().is_none_or(|s| s.ticket != ticket) {
+            states.push(TicketState::new(&ticket));
+        }
+        match decode_event(row) {
+            Ok(stored) => {
+                let stamp = Stamp {
+                    by: &stored.by,
+                    at: stored.at,
+                };
+                if let Some(state) = states.last_mut() {
+                    state.apply(&stored.event, &stamp, allow);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%ticket, %error, "a ticket's history cannot be read; it is left out of the queue until it is mended");
+                states.pop();
+                unreadable = Some(ticket);
+            }
+        }
+    }
+    Ok(states)
+}
+
+/// Replaces every U+0000 in the strings of `value` (which jsonb refuses) with U+FFFD;
+/// whether there was one.
+fn without_nul(value: &mut Value) -> bool {
+    match value {
+        Value::String(text) if text.contains('\0') => {
+            *text = text.replace('\0', "\u{fffd}");
+            true
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |found, v| without_nul(v) | found),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |found, v| without_nul(v) | found),
+        _ => false,
+    }
 }
 
 /// The first (and only) send of `ticket`, as the refusal of another.
@@ -388,10 +449,4 @@ pub(crate) fn decode_event(row: &Row) -> Result<Stored, PgError> {
         by: row.get(2),
         event,
     })
-}
-
-fn decode_state(row: &Row) -> Result<TicketState, PgError> {
-    let seq: i64 = row.get(0);
-    serde_json::from_value(row.get::<_, Value>(1))
-        .map_err(|source| PgError::Unreadable { seq, source })
 }

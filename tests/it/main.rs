@@ -2,6 +2,7 @@
 //! (the built binary over stdio, in-process servers over duplex pipes, SQLite files,
 //! HTTP on 127.0.0.1).
 
+mod adversary;
 mod approvals;
 mod cli_edges;
 mod cli_run;

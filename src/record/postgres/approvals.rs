@@ -169,6 +169,22 @@ impl PgRecord {
         Ok(())
     }
 
+    /// Why this person cannot withdraw approval `id`, in words for them.
+    async fn why_not_withdrawn(&self, id: i64) -> PgError {
+        match self.approval(id).await {
+            Ok(Approval {
+                closed: Some((closed, by)),
+                ..
+            }) => PgError::ApprovalClosed { id, closed, by },
+            Ok(Approval {
+                answering_by: Some(lead),
+                ..
+            }) => PgError::WithdrawWhileAnswered { id, lead },
+            Ok(_) => PgError::NoApproval { id },
+            Err(error) => error,
+        }
+    }
+
     /// Why this person cannot answer approval `id`, in words for them.
     async fn why_not_yours(&self, id: i64) -> PgError {
         let approval = match self.approval(id).await {
@@ -226,7 +242,7 @@ impl PgRecord {
         self.close(id, "withdrawn", &event).await
     }
 
-    async fn close(&self, id: i64, closed: &str, event: &Event) -> Result<Appended, PgError> {
+    async fn close(&self, id: i64, closed_as: &str, event: &Event) -> Result<Appended, PgError> {
         let closed = {
             let mut client = self.client().await?;
             let tx = client.transaction().await?;
@@ -236,7 +252,7 @@ impl PgRecord {
                     "UPDATE desk.approvals SET closed = $2, closed_by = current_user,
                          closed_at = clock_timestamp()
                      WHERE id = $1 AND closed IS NULL",
-                    &[&id, &closed],
+                    &[&id, &closed_as],
                 )
                 .await;
             match updated {
@@ -258,6 +274,7 @@ impl PgRecord {
         match closed {
             Some(appended) => Ok(appended),
             // The connection is free again: say why in the record's own words.
+            None if closed_as == "withdrawn" => Err(self.why_not_withdrawn(id).await),
             None => Err(self.why_not_yours(id).await),
         }
     }

@@ -79,6 +79,14 @@ pub enum PgError {
     )]
     BadName { name: String },
     #[error(
+        "there is a role {name} in this database cluster already, and it is not on the desk's team: `team add` never takes over a role it did not make; choose another name"
+    )]
+    NotATeamRole { name: String },
+    #[error(
+        "{name} is a role with powers above the desk's rules (superuser, CREATEROLE or BYPASSRLS): `team add` never changes it; choose another name"
+    )]
+    PrivilegedRole { name: String },
+    #[error(
         "{ticket} already waits for a lead's answer; withdraw that approval (x) before asking again"
     )]
     ApprovalOpen { ticket: String },
@@ -90,6 +98,10 @@ pub enum PgError {
     OwnApproval { id: i64 },
     #[error("{lead} is answering approval {id} right now; it is theirs unless their desk stops")]
     ApprovalBusy { id: i64, lead: String },
+    #[error(
+        "{lead} is answering approval {id} right now, so it cannot be withdrawn: their answer is what the shop does; if it is still open after, withdraw it then"
+    )]
+    WithdrawWhileAnswered { id: i64, lead: String },
     #[error("{person} is not a lead: only a lead answers approval {id}; ask a lead to open it")]
     ApprovalNotALead { id: i64, person: String },
     #[error(

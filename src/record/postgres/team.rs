@@ -10,13 +10,30 @@ use super::PgError;
 use super::connect::Target;
 
 /// The newest schema this desk knows.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Each version's migration, applied in order, as `desk_owner`.
-const MIGRATIONS: [(i32, &str); 2] = [
+const MIGRATIONS: [(i32, &str); 3] = [
     (1, include_str!("schema_1.sql")),
     (2, include_str!("schema_2.sql")),
+    (3, include_str!("schema_3.sql")),
 ];
+
+/// The bounds every person on the team works under, so nobody stalls the others by accident:
+/// a statement, a wait for a lock, a transaction left open mid-way (the desk never idles in
+/// one; it holds the lock every append takes). Set on each login role, since a group role's
+/// settings do not reach its members; a session may still change its own (PostgreSQL lets it),
+/// which SECURITY.md says.
+const LIMITS: [(&str, &str); 3] = [
+    ("statement_timeout", "30s"),
+    ("lock_timeout", "10s"),
+    ("idle_in_transaction_session_timeout", "1s"),
+];
+
+/// The statements that set [`LIMITS`] on the role in `$1`, as one string.
+const LIMITS_SQL: &str =
+    "SELECT string_agg(format('ALTER ROLE %I SET %s = %L', $1::text, name, value), '; ')
+     FROM unnest($2::text[], $3::text[]) AS l(name, value)";
 
 /// Roles are the cluster's, not the database's: made once, kept by every later init.
 const ROLES: &str = "
@@ -77,12 +94,39 @@ pub async fn team_init(admin_url: &str) -> Result<(), PgError> {
         )
         .await?;
     }
+    // Back to the administrator, who may set every person's limits (people added before
+    // there were limits get them here).
+    tx.batch_execute("RESET ROLE").await?;
+    let people: Vec<String> = tx
+        .query(
+            "SELECT rolname::text FROM pg_roles
+             WHERE rolcanlogin AND NOT rolsuper AND pg_has_role(oid, 'desk_staff', 'member')",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    for person in &people {
+        set_limits(&tx, person).await?;
+    }
     tx.commit().await?;
     Ok(())
 }
 
+async fn set_limits(tx: &tokio_postgres::Transaction<'_>, person: &str) -> Result<(), PgError> {
+    let (names, values): (Vec<&str>, Vec<&str>) = LIMITS.iter().copied().unzip();
+    let sql: String = tx
+        .query_one(LIMITS_SQL, &[&person, &names, &values])
+        .await?
+        .get(0);
+    tx.batch_execute(&sql).await?;
+    Ok(())
+}
+
 /// Adds `name` to the team (a lead when `lead`), or changes their group and password if they
-/// are on it already. Returns the password: `password`, or a new random one when `None`. The
+/// are on it already; refused for a role that exists and is not a person of the team, and for
+/// one with powers above the desk's rules. Returns the password: `password`, or a new random one when `None`. The
 /// server gets only its SCRAM verifier, never the password itself.
 pub async fn team_add(
     admin_url: &str,
@@ -100,13 +144,30 @@ pub async fn team_add(
     let target = Target::parse(admin_url)?;
     let mut client = target.connect().await?;
     let tx = client.transaction().await?;
-    let exists: bool = tx
-        .query_one(
-            "SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1)",
+    // A name already taken must be a person of the team: `team add` never takes over a role
+    // it did not make (the cluster's superuser, the shop's login), nor one above the rules.
+    let found = tx
+        .query_opt(
+            "SELECT rolsuper OR rolcreaterole OR rolbypassrls,
+                    pg_has_role(oid, 'desk_staff', 'member') AND rolcanlogin
+             FROM pg_roles WHERE rolname = $1",
             &[&name],
         )
-        .await?
-        .get(0);
+        .await?;
+    let exists = match found.map(|row| (row.get::<_, bool>(0), row.get::<_, bool>(1))) {
+        None => false,
+        Some((true, _)) => {
+            return Err(PgError::PrivilegedRole {
+                name: name.to_owned(),
+            });
+        }
+        Some((false, false)) => {
+            return Err(PgError::NotATeamRole {
+                name: name.to_owned(),
+            });
+        }
+        Some((false, true)) => true,
+    };
     let (group, other) = if lead {
         ("desk_leads", "desk_staff")
     } else {
@@ -126,6 +187,7 @@ pub async fn team_add(
         .await?
         .get(0);
     tx.batch_execute(&sql).await?;
+    set_limits(&tx, name).await?;
     tx.commit().await?;
     Ok(password)
 }

@@ -1,0 +1,431 @@
+//! The team's record against its own members: each attack is SQL under the attacker's own
+//! login (through `tokio-postgres`, as `psql` would send it), and each is refused or has no
+//! effect. The database keeps these promises, not the desk. Skipped in one line where
+//! PostgreSQL is missing, like every test on a real cluster.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, json};
+use support_desk::record::Event;
+use support_desk::record::postgres::{NewApproval, PgError, PgRecord, team_add};
+
+use crate::pg_cluster::{self, Person, PgCluster, Team};
+
+fn allow() -> Vec<String> {
+    vec!["shop.quote_refund".to_owned()]
+}
+
+async fn desk(person: &Person) -> PgRecord {
+    PgRecord::connect(&person.url, &allow())
+        .await
+        .expect("logs in")
+}
+
+async fn team() -> Option<(PgCluster, Team)> {
+    let pg = pg_cluster::start().await?;
+    let team = pg.team().await;
+    Some((pg, team))
+}
+
+/// Runs `setup` and then `sql` on one session of `person`'s: how many rows it touched, or the
+/// database's refusal in its words.
+async fn attack(person: &Person, setup: &str, sql: &str) -> Result<u64, String> {
+    let client = pg_cluster::connect(&person.url).await;
+    if !setup.is_empty() {
+        client.batch_execute(setup).await.map_err(words)?;
+    }
+    client.execute(sql, &[]).await.map_err(words)
+}
+
+fn words(error: tokio_postgres::Error) -> String {
+    error
+        .as_db_error()
+        .map(|db| db.message().to_owned())
+        .unwrap_or_else(|| error.to_string())
+}
+
+fn note(ticket: &str, by: &str, text: &str) -> String {
+    let body = json!({"event": "noted", "ticket": ticket, "by": by, "text": text});
+    format!("INSERT INTO desk.events (ticket, kind, body) VALUES ('{ticket}', 'noted', '{body}')")
+}
+
+fn started(ticket: &str) -> Event {
+    Event::TicketStarted {
+        ticket: ticket.into(),
+        tools: vec!["shop.issue_refund".into()],
+        attached: vec![],
+        request: None,
+    }
+}
+
+/// `asker` works `ticket` and files an approval for the team's leads: its id.
+async fn file_approval(asker: &PgRecord, ticket: &str) -> i64 {
+    asker.claim(ticket).await.expect("claimed");
+    asker.append(&started(ticket)).await.expect("started");
+    let (approval, _) = asker
+        .ask_approval(&NewApproval {
+            ticket: ticket.into(),
+            turn: 1,
+            server: "shop".into(),
+            origin: "http://127.0.0.1:1/mcp".into(),
+            tool: "issue_refund".into(),
+            canonical: "shop.issue_refund".into(),
+            arguments: Map::new(),
+            request_key: "release".into(),
+            form: json!({"message": "Release?", "requestedSchema": {"type": "object", "properties": {}}}),
+            message: "Release?".into(),
+            request_state: Some("state".into()),
+        })
+        .await
+        .expect("filed");
+    approval.id
+}
+
+fn answered(ticket: &str, approval: i64, by: &str) -> String {
+    let body = json!({
+        "event": "approval_answered", "ticket": ticket, "turn": 1, "approval": approval,
+        "by": by, "tool": "shop.issue_refund", "action": "accept", "content": null,
+        "outcome": "result", "text": "{\"status\": \"released\"}", "truncated": false,
+    });
+    format!(
+        "INSERT INTO desk.events (ticket, kind, body) VALUES ('{ticket}', 'approval_answered', '{body}')"
+    )
+}
+
+/// A member who becomes the team's group role writes nothing and reads nothing as it; and
+/// nobody but a superuser may become another person.
+#[tokio::test]
+async fn a_member_acting_as_the_group_role_is_nobody_to_the_record() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let (ana, lee) = (&team.ana, &team.lee);
+    let as_staff = "SET ROLE desk_staff";
+    let body_by_group = note("T-0001", "desk_staff", "who wrote this?");
+    assert_eq!(
+        [
+            attack(ana, as_staff, &body_by_group).await,
+            attack(ana, as_staff, "INSERT INTO desk.tickets (id) VALUES ('T-0001')").await,
+            attack(lee, "SET ROLE desk_leads", &note("T-0002", "desk_leads", "x")).await,
+            attack(lee, "SET ROLE desk_leads", "UPDATE desk.tickets SET owner = 'desk_leads'").await,
+        ],
+        [
+            Err("new row violates row-level security policy \"is_the_person\" for table \"events\"".to_owned()),
+            Err("new row violates row-level security policy \"is_the_person\" for table \"tickets\"".to_owned()),
+            Err("new row violates row-level security policy \"is_the_person\" for table \"events\"".to_owned()),
+            Ok(0),
+        ]
+    );
+    let client = pg_cluster::connect(&ana.url).await;
+    client
+        .batch_execute(&note("T-0003", &ana.name, "mine"))
+        .await
+        .expect("as herself");
+    client
+        .batch_execute(as_staff)
+        .await
+        .expect("PostgreSQL allows the SET ROLE itself");
+    let seen: i64 = client
+        .query_one("SELECT count(*) FROM desk.events", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(seen, 0, "the group role reads nothing either");
+    assert_eq!(
+        attack(
+            ana,
+            "",
+            &format!("SET SESSION AUTHORIZATION {}", team.bo.name)
+        )
+        .await,
+        Err(format!(
+            "permission denied to set session authorization \"{}\"",
+            team.bo.name
+        )),
+    );
+    assert_eq!(
+        attack(ana, "", &format!("SET ROLE {}", team.bo.name)).await,
+        Err(format!(
+            "permission denied to set role \"{}\"",
+            team.bo.name
+        )),
+    );
+}
+
+/// An approval is answered on its ticket only by the lead whose desk holds it, for someone
+/// else's request, as it closes: not by its asker (a lead), not by a lead who never took it,
+/// not as the group role.
+#[tokio::test]
+async fn nobody_answers_an_approval_in_the_record_but_the_lead_closing_it() {
+    let Some((pg, team)) = team().await else {
+        return;
+    };
+    let lou = pg.person("lou", true).await;
+    let (lee_desk, ana_desk) = (desk(&team.lee).await, desk(&team.ana).await);
+    let own = file_approval(&lee_desk, "T-0004").await;
+    let refused =
+        "new row violates row-level security policy \"answered_as_it_closes\" for table \"events\"";
+    // lee asked it: he may not answer it, as himself or as the leads' group.
+    assert_eq!(
+        attack(&team.lee, "", &answered("T-0004", own, &team.lee.name)).await,
+        Err(refused.to_owned())
+    );
+    assert_eq!(
+        attack(
+            &team.lee,
+            "SET ROLE desk_leads",
+            &format!("UPDATE desk.approvals SET answering_by = 'desk_leads', answering_until = now(), closed = 'accepted', closed_by = 'desk_leads', closed_at = now() WHERE id = {own}")
+        )
+        .await,
+        Ok(0)
+    );
+    // lou may answer it, but only by taking it and closing it in the same transaction.
+    assert_eq!(
+        attack(&lou, "", &answered("T-0004", own, &lou.name)).await,
+        Err(refused.to_owned())
+    );
+    let client = pg_cluster::connect(&lou.url).await;
+    client
+        .batch_execute(&format!(
+            "UPDATE desk.approvals SET answering_by = current_user, answering_until = now() + interval '1 minute' WHERE id = {own}"
+        ))
+        .await
+        .expect("lou takes it");
+    assert_eq!(
+        client
+            .execute(&answered("T-0004", own, &lou.name), &[])
+            .await
+            .map_err(words),
+        Err(refused.to_owned()),
+        "holding it is not closing it"
+    );
+    let lee_record = desk(&team.lee).await;
+    let approval = lee_record.approval(own).await.expect("read");
+    assert_eq!(approval.closed, None, "still open");
+
+    // Staff file one too: ana may not answer her own, nor may anyone for a closed one.
+    let hers = file_approval(&ana_desk, "T-0005").await;
+    let refused = attack(&team.ana, "", &answered("T-0005", hers, &team.ana.name)).await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.starts_with("new row violates row-level security policy")),
+        "{refused:?}"
+    );
+    // Through the desk, the lead's answer goes in as it closes.
+    let lee_desk2 = desk(&team.lee).await;
+    lee_desk2.take_approval(hers).await.expect("lee takes it");
+    let event = Event::ApprovalAnswered {
+        ticket: "T-0005".into(),
+        turn: 1,
+        approval: hers,
+        by: team.lee.name.clone(),
+        tool: "shop.issue_refund".into(),
+        action: "decline".into(),
+        content: None,
+        outcome: support_desk::host::api::Outcome::Result,
+        text: "{\"status\": \"held\"}".into(),
+        truncated: false,
+    };
+    lee_desk2
+        .answer_approval(&event)
+        .await
+        .expect("answered as it closes");
+}
+
+/// While a lead's desk holds an approval (sending the answer to the shop), its asker cannot
+/// withdraw it: one of the two happens, never both.
+#[tokio::test]
+async fn a_withdraw_never_crosses_a_leads_answer() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let (ana, lee) = (desk(&team.ana).await, desk(&team.lee).await);
+    let id = file_approval(&ana, "T-0006").await;
+    lee.take_approval(id).await.expect("lee answers");
+    let refused = ana
+        .withdraw_approval(id, "the customer changed their mind")
+        .await
+        .expect_err("refused while lee answers");
+    assert!(
+        matches!(refused, PgError::WithdrawWhileAnswered { ref lead, .. } if *lead == team.lee.name),
+        "{refused}"
+    );
+    // A withdrawn event appended by hand, without closing it, is refused too.
+    let body = json!({"event": "approval_withdrawn", "ticket": "T-0006", "approval": id,
+                      "by": team.ana.name, "reason": "x"});
+    assert_eq!(
+        attack(
+            &team.ana,
+            "",
+            &format!("INSERT INTO desk.events (ticket, kind, body) VALUES ('T-0006', 'approval_withdrawn', '{body}')")
+        )
+        .await,
+        Err("new row violates row-level security policy \"withdrawn_as_it_closes\" for table \"events\"".to_owned())
+    );
+    // Once lee lets go without an answer, ana may withdraw it.
+    lee.let_go_of_approval(id).await.expect("let go");
+    ana.withdraw_approval(id, "the customer changed their mind")
+        .await
+        .expect("withdrawn");
+}
+
+/// There is no ticket state to write: each desk folds it from the events. An event nobody can
+/// read costs its own ticket, never the queue.
+#[tokio::test]
+async fn the_state_is_derived_and_one_bad_event_costs_only_its_ticket() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let ana = desk(&team.ana).await;
+    ana.claim("T-0008").await.expect("claimed");
+    ana.append(&started("T-0008")).await.expect("started");
+    assert_eq!(
+        attack(
+            &team.bo,
+            "",
+            "INSERT INTO desk.ticket_states (ticket, seq, state) VALUES ('T-0008', 1, '{}')"
+        )
+        .await,
+        Err("relation \"desk.ticket_states\" does not exist".to_owned())
+    );
+    // bo writes a note the desk cannot read (no text), on another ticket.
+    let body = json!({"event": "noted", "ticket": "T-0009", "by": team.bo.name});
+    assert_eq!(
+        attack(
+            &team.bo,
+            "",
+            &format!(
+                "INSERT INTO desk.events (ticket, kind, body) VALUES ('T-0009', 'noted', '{body}')"
+            )
+        )
+        .await,
+        Ok(1)
+    );
+    let states = ana.states().await.expect("the queue still reads");
+    let tickets: Vec<&str> = states.iter().map(|s| s.ticket.as_str()).collect();
+    assert_eq!(tickets, ["T-0008"], "T-0009 is left out, alone");
+    assert!(ana.state("T-0009").await.is_err(), "its own read says why");
+
+    // A leader's lease is capped like anyone's: 'infinity' is refused.
+    assert_eq!(
+        attack(
+            &team.lee,
+            "",
+            "INSERT INTO desk.tickets (id) VALUES ('T-0010')"
+        )
+        .await,
+        Ok(1)
+    );
+    assert_eq!(
+        attack(
+            &team.lee,
+            "",
+            "UPDATE desk.tickets SET owner = current_user, lease_until = 'infinity' WHERE id = 'T-0010'"
+        )
+        .await,
+        Err("new row violates row-level security policy \"lease_at_most_30_s\" for table \"tickets\"".to_owned())
+    );
+
+    // A model's U+0000 is kept as U+FFFD rather than losing the event.
+    let appended = ana
+        .append(&Event::Noted {
+            ticket: "T-0008".into(),
+            by: team.ana.name.clone(),
+            text: "before\0after".into(),
+        })
+        .await
+        .expect("kept");
+    let Event::Noted { text, .. } = &appended.stored.event else {
+        panic!("a note");
+    };
+    assert_eq!(text, "before\u{fffd}after");
+}
+
+/// A transaction someone leaves open holding the append lock is ended by the database for
+/// them; everyone else's appends go on.
+#[tokio::test]
+async fn a_lock_held_by_one_person_times_out_for_them_not_for_the_team() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let staller = pg_cluster::connect(&team.ana.url).await;
+    let limit: String = staller
+        .query_one("SHOW idle_in_transaction_session_timeout", &[])
+        .await
+        .expect("show")
+        .get(0);
+    assert_eq!(limit, "1s");
+    staller
+        .batch_execute(&format!(
+            "BEGIN; {}",
+            note("T-0011", &team.ana.name, "holding the lock")
+        ))
+        .await
+        .expect("ana takes the append lock and waits");
+    let bo = desk(&team.bo).await;
+    let started = Instant::now();
+    bo.append(&Event::Noted {
+        ticket: "T-0012".into(),
+        by: team.bo.name.clone(),
+        text: "mine goes in".into(),
+    })
+    .await
+    .expect("bo's append goes through");
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(5), "bo waited {waited:?}");
+    assert!(
+        staller.batch_execute("COMMIT").await.is_err(),
+        "ana's open transaction was ended, not bo's"
+    );
+}
+
+/// `team add` makes people; it never takes over a role it did not make, nor one above the
+/// rules (the cluster's superuser, a role that may create roles).
+#[tokio::test]
+async fn team_add_never_takes_over_a_role_it_did_not_make() {
+    let Some((pg, team)) = team().await else {
+        return;
+    };
+    let admin = pg.admin().await;
+    let (shop_login, role_maker) = (pg.name("shop_login"), pg.name("role_maker"));
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {shop_login} LOGIN PASSWORD 'shop'; CREATE ROLE {role_maker} CREATEROLE"
+        ))
+        .await
+        .expect("roles of the cluster's own");
+    let refusals = [
+        team_add(&pg.admin_url(), pg.admin_user(), false, None).await,
+        team_add(&pg.admin_url(), &shop_login, false, None).await,
+        team_add(&pg.admin_url(), &role_maker, true, None).await,
+    ];
+    assert!(
+        matches!(refusals[0], Err(PgError::PrivilegedRole { .. })),
+        "{:?}",
+        refusals[0]
+    );
+    assert!(
+        matches!(refusals[1], Err(PgError::NotATeamRole { .. })),
+        "{:?}",
+        refusals[1]
+    );
+    assert!(
+        matches!(refusals[2], Err(PgError::PrivilegedRole { .. })),
+        "{:?}",
+        refusals[2]
+    );
+    let still_super: bool = admin
+        .query_one(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user",
+            &[],
+        )
+        .await
+        .expect("read")
+        .get(0);
+    assert!(still_super);
+    // A person of the team is changed as asked: bo becomes a lead.
+    team_add(&pg.admin_url(), &team.bo.name, true, Some("bo-new".into()))
+        .await
+        .expect("bo is a member");
+}
