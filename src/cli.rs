@@ -106,7 +106,8 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "support-desk: {}", in_words(&e));
+            let said = crate::ui::sanitize::clean(&in_words(&e));
+            let _ = writeln!(std::io::stderr(), "support-desk: {said}");
             ExitCode::FAILURE
         }
     }

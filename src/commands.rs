@@ -57,11 +57,14 @@ pub fn pairs(
         .collect()
 }
 
-/// stdout is the report's here: no terminal UI and no JSON-RPC is running on it.
+/// stdout is the report's here: no terminal UI and no JSON-RPC is running on it. What a
+/// command prints holds text others wrote (a staff member's approval, a ticket's subject, a
+/// server's URL), so it is cleaned exactly as the desk's screen is: no escape sequence or
+/// control character reaches the terminal (JSON stays JSON: it escapes its own).
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
+    out.write_all(crate::ui::sanitize::clean(text).as_bytes())?;
     out.flush()?;
     Ok(())
 }

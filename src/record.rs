@@ -35,12 +35,12 @@ pub const RECORD_FILE: &str = "desk.sqlite3";
 /// Sent replies, one JSON line each, for a mail integration to pick up.
 pub const OUTBOX_FILE: &str = "outbox.jsonl";
 
-/// Writes the whole record as a JSONL recording (the record's interchange format): every
-/// event in order, each with its `seq`, `at` (unix milliseconds) and `by`. `summary`,
-/// `review` and `replay:` read it as they read any recording. The record is read a page at a
-/// time ([`Record::PAGE`] events), so a long one is written without all of it in memory.
-/// Returns how many events.
-pub fn export(record: &DeskRecord, out: &Path) -> Result<usize, ExportError> {
+/// Writes the whole record, one person's or the team's, as a JSONL recording (the record's
+/// interchange format): every event in order, each with its `seq`, `at` (unix milliseconds)
+/// and `by`. `summary`, `review` and `replay:` read it as they read any recording. The record
+/// is read a page at a time ([`Record::PAGE`] events), so a long one is written without all
+/// of it in memory. Returns how many events.
+pub async fn export(record: &Record, out: &Path) -> Result<usize, ExportError> {
     let io = |source| ExportError::Write {
         path: out.to_owned(),
         source,
@@ -51,24 +51,30 @@ pub fn export(record: &DeskRecord, out: &Path) -> Result<usize, ExportError> {
         .open(out)
         .map_err(io)?;
     let mut writer = std::io::BufWriter::new(file);
-    let (mut after, mut written) = (0, 0);
-    loop {
-        let page = record.events_page(after, Record::PAGE)?;
-        let Some(last) = page.last() else {
-            break;
-        };
-        after = last.seq;
-        written += page.len();
-        for stored in page {
-            let mut line = serde_json::to_value(&stored.event).map_err(|e| io(e.into()))?;
+    let mut written = 0;
+    let mut failed: Option<std::io::Error> = None;
+    record
+        .walk_after(0, |stored| {
+            if failed.is_some() {
+                return;
+            }
+            let mut line = serde_json::to_value(&stored.event).unwrap_or_default();
             if let Some(object) = line.as_object_mut() {
                 object.insert("seq".into(), stored.seq.into());
                 object.insert("at".into(), stored.at.into());
                 object.insert("by".into(), stored.by.into());
             }
-            serde_json::to_writer(&mut writer, &line).map_err(|e| io(e.into()))?;
-            writer.write_all(b"\n").map_err(io)?;
-        }
+            let wrote = serde_json::to_writer(&mut writer, &line)
+                .map_err(std::io::Error::from)
+                .and_then(|()| writer.write_all(b"\n"));
+            match wrote {
+                Ok(()) => written += 1,
+                Err(e) => failed = Some(e),
+            }
+        })
+        .await?;
+    if let Some(e) = failed {
+        return Err(io(e));
     }
     let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
     file.sync_all().map_err(io)?;
@@ -78,7 +84,7 @@ pub fn export(record: &DeskRecord, out: &Path) -> Result<usize, ExportError> {
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error(transparent)]
-    Record(#[from] RecordError),
+    Record(#[from] EngineError),
     #[error("cannot write {} ({source}); name a new file (export never overwrites one)", path.display())]
     Write {
         path: std::path::PathBuf,

@@ -1,11 +1,13 @@
-//! `support-desk export OUT`: the desk's record written as a JSONL recording.
+//! `support-desk export OUT`: the desk's record written as a JSONL recording: the team's
+//! record when a store is named (`--store` or `[desk] store`), else this desk's own file.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::{CommonArgs, write_stdout};
-use crate::startup;
+use crate::record::Record;
+use crate::startup::{self, Overrides};
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
@@ -16,8 +18,12 @@ pub struct ExportArgs {
 }
 
 pub async fn execute(args: ExportArgs) -> anyhow::Result<()> {
-    let (record, _) = startup::existing_record(args.common.data_dir.as_deref())?;
-    let count = crate::record::export(&record, &args.out)?;
+    let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
+    let record = match startup::team_url(&config, args.common.store())? {
+        Some(url) => Record::team(&url, &config.consent.allow).await?,
+        None => Record::Sqlite(startup::existing_record(args.common.data_dir.as_deref())?.0),
+    };
+    let count = crate::record::export(&record, &args.out).await?;
     write_stdout(&format!(
         "{count} events written to {}\n",
         args.out.display()

@@ -1,7 +1,6 @@
 //! `support-desk login PREFIX`: signing in to a server that asks for it, and each server's
 //! sign-in state for `support-desk servers`.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -154,9 +153,8 @@ async fn check(prefix: &str, server: &ServerConfig, data_dir: &Path) -> anyhow::
     Ok(tools)
 }
 
-/// stdout is the person's here: no terminal UI and no JSON-RPC runs on it.
+/// Tells the person, on stdout (cleaned, as every command's output); a closed stdout is no
+/// reason to stop a sign-in.
 pub(super) fn say(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    let _ = super::write_stdout(text);
 }

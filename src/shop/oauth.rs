@@ -183,6 +183,8 @@ impl OAuthResource {
         validation.set_audience(&[&self.resource]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.leeway = LEEWAY_SECS;
+        // jsonwebtoken checks `nbf` only when told: a token not yet valid is refused.
+        validation.validate_nbf = true;
         let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
             .map_err(|e| format!("refused: {e}"))?
             .claims;

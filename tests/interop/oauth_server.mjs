@@ -85,9 +85,10 @@ server.service.addRoute('GET', '/test/stats', (_req, res) => {
 });
 // A token for anyone and any audience, signed with the issuer's own key.
 server.service.addRoute('POST', '/test/token', async (req, res) => {
-  const { sub, aud, scope } = req.body;
+  const { sub, aud, scope, nbf } = req.body;
   const token = await server.issuer.buildToken({
-    scopesOrTransform: (_header, payload) => Object.assign(payload, { sub, aud, scope }),
+    scopesOrTransform: (_header, payload) =>
+      Object.assign(payload, { sub, aud, scope }, nbf === undefined ? {} : { nbf }),
   });
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token }));
 });

@@ -429,3 +429,100 @@ async fn team_add_never_takes_over_a_role_it_did_not_make() {
         .await
         .expect("bo is a member");
 }
+
+/// What a staff member wrote reaches a lead's terminal through the command line as the desk's
+/// screen shows it: no escape sequence (a hidden amount, a rewritten line, the clipboard).
+#[tokio::test]
+async fn staff_text_reaches_the_command_line_cleaned() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let ana = desk(&team.ana).await;
+    let sly = "Release EUR \u{1b}[8m202.90\u{1b}[0m12.00?\u{1b}]52;c;cHduZWQ=\u{7}\u{9b}2K";
+    ana.claim("T-0013").await.expect("claimed");
+    ana.append(&started("T-0013")).await.expect("started");
+    ana.ask_approval(&NewApproval {
+        ticket: "T-0013".into(),
+        turn: 1,
+        server: "shop".into(),
+        origin: "http://127.0.0.1:1/mcp".into(),
+        tool: "issue_refund".into(),
+        canonical: "shop.issue_refund".into(),
+        arguments: Map::new(),
+        request_key: "release".into(),
+        form: json!({"message": sly, "requestedSchema": {"type": "object", "properties": {}}}),
+        message: sly.into(),
+        request_state: Some("state".into()),
+    })
+    .await
+    .expect("filed");
+    ana.append(&Event::HandedOver {
+        ticket: "T-0013".into(),
+        by: team.ana.name.clone(),
+        to: "a person".into(),
+        note: sly.into(),
+    })
+    .await
+    .ok();
+    for args in [["approvals"], ["queue"]] {
+        let output = tokio::process::Command::new(crate::support::BIN)
+            .args(args)
+            .args(["--store", &team.lee.url])
+            .env("RUST_LOG", "off")
+            .output()
+            .await
+            .expect("runs");
+        let out = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(out.contains("T-0013"), "{args:?}: {out}");
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "{args:?} prints no control character: {out:?}"
+        );
+    }
+}
+
+/// `export --store` writes the team's record, not whatever file this machine has.
+#[tokio::test]
+async fn export_with_a_store_writes_the_teams_record() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let ana = desk(&team.ana).await;
+    for text in ["first", "second"] {
+        ana.append(&Event::Noted {
+            ticket: "T-0014".into(),
+            by: team.ana.name.clone(),
+            text: text.into(),
+        })
+        .await
+        .expect("noted");
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("team.jsonl");
+    let output = tokio::process::Command::new(crate::support::BIN)
+        .arg("export")
+        .arg(&out)
+        .args(["--store", &team.lee.url, "--data-dir"])
+        .arg(dir.path().join("nothing-here"))
+        .output()
+        .await
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .expect("written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let texts: Vec<&str> = lines.iter().filter_map(|l| l["text"].as_str()).collect();
+    assert_eq!(texts, ["first", "second"]);
+    assert!(lines.iter().all(|l| l["by"] == team.ana.name.as_str()));
+}

@@ -125,8 +125,13 @@ impl AuthServer {
 
     /// A token signed by this server for anyone and any audience.
     async fn token_for(&self, sub: &str, aud: &str) -> String {
+        self.token_with(json!({"sub": sub, "aud": aud, "scope": "shop"}))
+            .await
+    }
+
+    /// A token signed by this server with these claims (besides its own `iss`, `exp`, …).
+    async fn token_with(&self, body: Value) -> String {
         let url = format!("{}/test/token", self.issuer);
-        let body = json!({"sub": sub, "aud": aud, "scope": "shop"});
         let got: Value = self
             .http
             .post(url)
@@ -471,6 +476,14 @@ async fn staff_sign_in_through_the_loopback_redirect_and_the_shop_knows_them_by_
         .await
         .expect("sent");
     assert_ne!(here.status(), 401);
+    // One that is not valid for another hour is refused until then.
+    let in_an_hour = support_desk::clock::unix_secs() + 3600;
+    let early = auth
+        .token_with(
+            json!({"sub": "staff-0007", "aud": shop.url, "scope": "shop", "nbf": in_an_hour}),
+        )
+        .await;
+    assert_eq!(post(early).await.expect("sent").status(), 401);
 
     // A refresh the authorization server refuses: the call says to sign in again.
     auth.revoke_refresh_tokens().await;
