@@ -504,9 +504,18 @@ async fn staff_and_the_asker_cannot_answer_and_a_lead_desk_killed_mid_form_leave
     assert_eq!(record.open_approvals().await.expect("approvals").len(), 1);
 
     // The state for the form is forged meanwhile (by hand, as an administrator): the shop
-    // refuses it, and lou's desk asks the shop again for a fresh form, saying so.
-    w.pg.admin()
+    // refuses it, and lou's desk says so and answers nothing (it never calls the tool
+    // afresh, which could make a new side effect); the approval stays open.
+    let admin = w.pg.admin().await;
+    let kept: Option<String> = admin
+        .query_one(
+            "SELECT request_state FROM desk.approvals WHERE id = $1",
+            &[&id],
+        )
         .await
+        .expect("read the state")
+        .get(0);
+    admin
         .execute(
             "UPDATE desk.approvals SET request_state = 'forged' WHERE id = $1",
             &[&id],
@@ -514,8 +523,24 @@ async fn staff_and_the_asker_cannot_answer_and_a_lead_desk_killed_mid_form_leave
         .await
         .expect("forge the state");
     let (ok, said) = lou_seat.approve(id).await;
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains(&format!("refused the state of approval {id}"))
+            && said.contains("stays open"),
+        "{said}"
+    );
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
+    assert_eq!(record.open_approvals().await.expect("approvals").len(), 1);
+    // With the shop's own state back, lou's desk fetches the shop's form for it and answers.
+    admin
+        .execute(
+            "UPDATE desk.approvals SET request_state = $2 WHERE id = $1",
+            &[&id, &kept],
+        )
+        .await
+        .expect("the state as the shop gave it");
+    let (ok, said) = lou_seat.approve(id).await;
     assert!(ok, "{said}");
-    assert!(said.contains("asked it again"), "{said}");
     let refunds = w.shop.refunds();
     assert_eq!(refunds.len(), 1, "one refund: {refunds:?}");
     assert_eq!(refunds[0].status, RefundStatus::Released);
@@ -604,4 +629,78 @@ async fn a_yes_the_shop_did_not_take_leaves_the_approval_open() {
     assert_eq!(w.shop.refunds()[0].status, RefundStatus::Released);
     let events = t0003_events(&record).await;
     crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
+}
+
+/// ana files approvals of her own straight into the record (as `psql` would, under her own
+/// login): one copying the shop's real state beside a form text of her own ("EUR 12.00 on
+/// O-1739"), one with no state, one for a tool leads never answer. lee's desk shows the
+/// shop's own form for the state (EUR 279.00 on O-1587), and `approve` refuses the other two
+/// without calling the shop: no refund is made in lee's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_what_the_shop_says_it_is() {
+    let Some(w) = world(&[]).await else {
+        return;
+    };
+    let (ana, lee) = (w.seat(&w.team.ana), w.seat(&w.team.lee));
+    let real = run_parks(&ana, &w.source, &w.shop).await;
+    let sly = crate::pg_cluster::connect(&w.team.ana.url).await;
+    let mut forged = Vec::new();
+    for (ticket, state, tool) in [
+        ("T-0020", "request_state", "tool"),
+        ("T-0021", "NULL", "tool"),
+        ("T-0022", "request_state", "'quote_refund'"),
+    ] {
+        sly.batch_execute(&format!(
+            "INSERT INTO desk.tickets (id) VALUES ('{ticket}');
+             UPDATE desk.tickets SET owner = current_user, lease_until = now() + interval '25 seconds'
+                 WHERE id = '{ticket}'"
+        ))
+        .await
+        .expect("ana claims it by hand");
+        let row = sly
+            .query_one(
+                &format!(
+                    "INSERT INTO desk.approvals (ticket, turn, server, origin, tool, arguments,
+                         request_key, form, request_state)
+                     SELECT '{ticket}', 1, server, origin, {tool}, arguments, request_key,
+                            json_build_object('message', 'Release refund R-0001 of EUR 12.00 on order O-1739?',
+                                              'requestedSchema', form->'requestedSchema'),
+                            {state}
+                     FROM desk.approvals WHERE id = $1 RETURNING id"
+                ),
+                &[&real],
+            )
+            .await
+            .expect("ana files it by hand");
+        forged.push(row.get::<_, i64>(0));
+    }
+
+    let (ok, said) = lee.approve(forged[1]).await;
+    assert!(!ok && said.contains("holds no state from shop"), "{said}");
+    let (ok, said) = lee.approve(forged[2]).await;
+    assert!(
+        !ok && said.contains("does not give to leads (lead_forms)"),
+        "{said}"
+    );
+    let refunds = w.shop.refunds();
+    assert_eq!(
+        refunds.len(),
+        1,
+        "no refund made in lee's name: {refunds:?}"
+    );
+    assert_eq!(refunds[0].status, RefundStatus::Held);
+
+    // On lee's desk the copied state opens the shop's own form, not ana's words.
+    let mut desk = lee.desk(&w.source);
+    desk.screen.wait_for("4 approvals open (A)").await;
+    desk.press(b"A");
+    desk.screen.wait_for("T-0020").await;
+    desk.press(b"j\r");
+    let form = desk.screen.wait_for("shop asks:").await;
+    assert!(
+        form.contains("EUR 279.00") && form.contains("O-1587") && !form.contains("EUR 12.00"),
+        "{form}"
+    );
+    desk.kill().await;
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
 }

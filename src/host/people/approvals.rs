@@ -106,8 +106,30 @@ impl Host {
                 here = conn.origin,
             ));
         }
-        let params: ElicitRequestParams = serde_json::from_value(approval.form.clone())
-            .map_err(|e| format!("approval {id} holds a form this desk cannot read ({e})"))?;
+        // The asker's row says which tool, with what, and the server's state; this desk acts
+        // only on a tool its own config gives to leads, and never calls one afresh.
+        if !conn.config.lead_forms.contains(&approval.tool) {
+            return Err(format!(
+                "approval {id} is for {}.{}, whose forms this desk's config does not give to leads (lead_forms): it answers only what it would have asked a lead itself",
+                approval.server, approval.tool
+            ));
+        }
+        if approval.request_state.is_none() {
+            return Err(format!(
+                "approval {id} holds no state from {} to answer: answering it would call {}.{} afresh, which could make a new side effect rather than answer the one held; nothing was sent, and its asker's run must ask again",
+                approval.server, approval.server, approval.tool
+            ));
+        }
+        // The form as the server says it now, for that state, over this desk's own
+        // connection: a lead reads the server's words, never what the asker stored.
+        let form = self.current_form(&conn, &approval).await?;
+        let params: ElicitRequestParams =
+            serde_json::from_value(form.form.clone()).map_err(|e| {
+                format!(
+                    "{} sent approval {id} a form this desk cannot read ({e})",
+                    conn.prefix
+                )
+            })?;
         let mut ask =
             form_wire::form_ask(&conn.prefix, &conn.origin, Some(&approval.ticket), &params)
                 .map_err(|e| format!("approval {id}: {e}"))?;
@@ -142,7 +164,15 @@ impl Host {
             .await
             .map_err(|e| e.to_string())?;
         let result = form_wire::elicit_result(&answer);
-        let run = self.send_next_round(&conn, &approval, &result).await;
+        let run = match self.send_next_round(&conn, &approval, &form, &result).await {
+            Ok(run) => run,
+            Err(refused) => {
+                if let Err(e) = self.record.let_go_of_approval(id).await {
+                    tracing::warn!(approval = id, error = %e, "could not let go of the approval; the hold runs out by itself");
+                }
+                return Err(refused);
+            }
+        };
         // A yes the server did not take (a state it refused, a quote it does not know, a
         // releaser it does not count as a lead) is no answer: the approval stays open, nothing
         // is recorded as answered, and this desk lets go of it so another lead may answer at
@@ -202,35 +232,62 @@ impl Host {
         Ok(approval)
     }
 
-    /// The call's next round with the lead's answer, over this desk's own connection. When
-    /// the server refuses the round (its state expired), the call is made again for a fresh
-    /// form, which this desk's person answers as any server's form, and the desk says so.
+    /// The server's form for the approval's state now: the call's round sent again with that
+    /// state and no answer, which a server asks again from. Refused in words when the server
+    /// refuses the state or asks nothing (its answer is then what it did).
+    async fn current_form(&self, conn: &ServerConn, approval: &Approval) -> Result<Parked, String> {
+        let id = approval.id;
+        let next = NextRound {
+            responses: InputResponses::new(),
+            request_state: approval.request_state.clone(),
+        };
+        let plan = CallPlan {
+            lead_forms: true,
+            ..self.approval_plan(approval)
+        };
+        match calls::resume(conn, plan, next).await {
+            Err(stale) => Err(format!(
+                "{} refused the state of approval {id} ({}): nothing was answered and it stays open; its asker withdraws it and works the ticket again",
+                conn.prefix, stale.text
+            )),
+            Ok(CallRun {
+                parked: Some(form), ..
+            }) => Ok(form),
+            Ok(run) => Err(format!(
+                "{} asks no lead's answer for approval {id} now; it said {}: {}",
+                conn.prefix,
+                run.outcome.label(),
+                run.text
+            )),
+        }
+    }
+
+    /// The call's next round with the lead's answer to `form`, over this desk's own
+    /// connection. A state the server refuses now is said, never answered by calling again.
     async fn send_next_round(
         &self,
         conn: &Arc<ServerConn>,
         approval: &Approval,
+        form: &Parked,
         result: &rmcp::model::ElicitResult,
-    ) -> CallRun {
+    ) -> Result<CallRun, String> {
         let mut responses = InputResponses::new();
         responses.insert(
-            approval.request_key.clone(),
+            form.key.clone(),
             serde_json::to_value(result).unwrap_or(Value::Null),
         );
         let next = NextRound {
             responses,
-            request_state: approval.request_state.clone(),
+            request_state: form.request_state.clone(),
         };
-        let plan = self.approval_plan(approval);
-        match calls::resume(conn, plan.clone(), next).await {
-            Ok(run) => run,
-            Err(stale) => {
-                let _ = self.events.send(HostEvent::Problem(format!(
-                    "{} refused the answer to approval {} ({}); the desk asked it again, and its fresh form follows",
+        calls::resume(conn, self.approval_plan(approval), next)
+            .await
+            .map_err(|stale| {
+                format!(
+                    "{} refused the answer to approval {} ({}); nothing was answered and it stays open",
                     conn.prefix, approval.id, stale.text
-                )));
-                calls::call(conn, plan).await
-            }
-        }
+                )
+            })
     }
 
     fn approval_plan(&self, approval: &Approval) -> CallPlan {

@@ -14,7 +14,7 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::super::store::{Refund, ReleaseAnswer};
+use super::super::store::{Refund, RefundStatus, ReleaseAnswer};
 use super::super::{CURRENCY, REFUND_LIMIT, ids};
 use super::views::{refund_result, shop_error, tool_error};
 use super::{IssueArgs, RELEASE_REQUEST, ShopServer};
@@ -30,6 +30,9 @@ const NOTE_MAX_CHARS: u32 = 500;
 struct ReleaseState {
     refund_id: String,
     ask: String,
+    /// The refund's order, to find it again when a client asks for the form once more.
+    #[serde(default)]
+    order_id: String,
 }
 
 /// How the person answered the form, read before anything is believed.
@@ -51,12 +54,23 @@ impl ShopServer {
             Ok(ask) => ask,
             Err(e) => return Ok(shop_error(e).into()),
         };
+        self.release_form(refund, ask, knows_who)
+    }
+
+    /// The release form for `refund` and its open `ask`, with the state sealed for it.
+    fn release_form(
+        &self,
+        refund: &Refund,
+        ask: String,
+        knows_who: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
         let sealed = self
             .codec
             .seal_json_with(
                 &ReleaseState {
                     refund_id: refund.refund_id.clone(),
                     ask,
+                    order_id: refund.order_id.clone(),
                 },
                 &SealOptions::new()
                     .associated_data(release_binding(&refund.quote_id).as_bytes())
@@ -107,6 +121,14 @@ impl ShopServer {
                     None,
                 )
             })?;
+        // A round with the state and no answer asks for the form again: a lead's desk shows
+        // the shop's own words for the held refund, never what another desk stored of them.
+        if !responses
+            .as_ref()
+            .is_some_and(|r| r.contains_key(RELEASE_REQUEST))
+        {
+            return self.release_form_again(state, staff.is_some()).await;
+        }
         let answered = read_answer(responses)?;
         let (answer, note) = match &answered {
             Answered::Yes(note) => (ReleaseAnswer::Release, note.as_deref()),
@@ -114,7 +136,7 @@ impl ShopServer {
             Answered::Dismissed => (ReleaseAnswer::Dismiss, None),
         };
         let by = staff.map(|s| (s.id.as_str(), s.lead));
-        let ReleaseState { refund_id, ask } = state;
+        let ReleaseState { refund_id, ask, .. } = state;
         let refund = match self.store.answer(&refund_id, &ask, answer, by, note).await {
             Ok(refund) => refund,
             Err(e) => return Ok(shop_error(e).into()),
@@ -132,6 +154,32 @@ impl ShopServer {
             )),
         };
         Ok(result.into())
+    }
+}
+
+impl ShopServer {
+    /// The form of a sealed state once more, for the same open ask: the refund as the shop
+    /// holds it now. A refund no longer held is what the shop did with it.
+    async fn release_form_again(
+        &self,
+        state: ReleaseState,
+        knows_who: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let refunds = match self.store.order(&state.order_id).await {
+            Ok((_, refunds)) => refunds,
+            Err(e) => return Ok(shop_error(e).into()),
+        };
+        let Some(refund) = refunds.into_iter().find(|r| r.refund_id == state.refund_id) else {
+            return Ok(tool_error(format!(
+                "The shop has no refund {} for this requestState; call issue_refund again without it.",
+                state.refund_id
+            ))
+            .into());
+        };
+        if refund.status != RefundStatus::Held {
+            return Ok(refund_result(&refund).into());
+        }
+        self.release_form(&refund, state.ask, knows_who)
     }
 }
 
