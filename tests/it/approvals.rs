@@ -704,3 +704,95 @@ async fn an_approval_is_what_the_shop_says_it_is() {
     desk.kill().await;
     assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
 }
+
+/// A loopback proxy to `to` that holds each piece of the server's answers for `delay`: a
+/// slow shop, as far as any desk can tell.
+async fn slow_proxy(to: SocketAddr, delay: Duration) -> SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(outbound) = tokio::net::TcpStream::connect(to).await else {
+                    return;
+                };
+                let (mut from_desk, mut to_desk) = inbound.into_split();
+                let (mut from_shop, mut to_shop) = outbound.into_split();
+                let up = tokio::io::copy(&mut from_desk, &mut to_shop);
+                let down = async {
+                    let mut buffer = [0u8; 16384];
+                    loop {
+                        let n = from_shop.read(&mut buffer).await?;
+                        if n == 0 {
+                            return Ok::<_, std::io::Error>(());
+                        }
+                        tokio::time::sleep(delay).await;
+                        to_desk.write_all(&buffer[..n]).await?;
+                    }
+                };
+                let _ = tokio::join!(up, down);
+            });
+        }
+    });
+    addr
+}
+
+/// While a lead's desk sends the release to a slow shop, the asker's withdraw is refused:
+/// the refund is released and the record says so, never "withdrawn" beside a released refund.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdraw_never_crosses_a_release_on_its_way_to_a_slow_shop() {
+    let Some(w) = world(&[]).await else {
+        return;
+    };
+    let slow = slow_proxy(w.shop.addr, Duration::from_millis(300)).await;
+    let via_slow = |person: &Person| {
+        let seat = w.seat(person);
+        std::fs::write(
+            &seat.config,
+            format!(
+                "[servers.shop]\nurl = \"http://{slow}/mcp\"\nheaders = {{ Authorization = \"Bearer {}\" }}\n",
+                token(person)
+            ),
+        )
+        .expect("config");
+        seat
+    };
+    let (ana, lee) = (via_slow(&w.team.ana), via_slow(&w.team.lee));
+    let id = run_parks(&ana, &w.source, &w.shop).await;
+    let asker = PgRecord::connect(&w.team.ana.url, &allow())
+        .await
+        .expect("ana");
+    let withdrawing = async {
+        let started = Instant::now();
+        loop {
+            let approval = asker.approval(id).await.expect("read");
+            if approval.answering_by.is_some() {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "lee's desk never held it"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        asker
+            .withdraw_approval(id, "the customer changed their mind")
+            .await
+    };
+    let ((ok, said), withdrawn) = tokio::join!(lee.approve(id), withdrawing);
+    assert!(ok, "{said}");
+    let refused = withdrawn.expect_err("refused while lee's answer is on its way");
+    assert!(
+        refused.to_string().contains("is answering approval"),
+        "{refused}"
+    );
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Released);
+    let approval = asker.approval(id).await.expect("read");
+    assert_eq!(
+        approval.closed.map(|(closed, _)| closed).as_deref(),
+        Some("accepted")
+    );
+}
