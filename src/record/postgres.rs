@@ -238,6 +238,17 @@ impl PgRecord {
     /// what the run may have done. A run whose desk still holds the claim is left alone.
     pub async fn settle_interrupted(&self) -> Result<Vec<Appended>, PgError> {
         let mut client = self.client().await?;
+        // The whole log is folded once without the record's turn, so appends go on meanwhile;
+        // only the tickets with a run under way are looked at again under it.
+        let under_way: Vec<String> = states_in(&*client, &self.allow)
+            .await?
+            .into_iter()
+            .filter(|s| s.run.is_some())
+            .map(|s| s.ticket)
+            .collect();
+        if under_way.is_empty() {
+            return Ok(Vec::new());
+        }
         let tx = client.transaction().await?;
         tx.execute(TAKE_TURN, &[]).await?;
         let held: std::collections::BTreeSet<String> = tx
@@ -249,11 +260,14 @@ impl PgRecord {
             .iter()
             .map(|row| row.get(0))
             .collect();
-        let interrupted: Vec<TicketState> = states_in(&tx, &self.allow)
-            .await?
-            .into_iter()
-            .filter(|s| s.run.is_some() && !held.contains(&s.ticket))
-            .collect();
+        let mut interrupted = Vec::new();
+        for ticket in under_way.iter().filter(|t| !held.contains(*t)) {
+            if let Some(state) = state_in(&tx, ticket, &self.allow).await?
+                && state.run.is_some()
+            {
+                interrupted.push(state);
+            }
+        }
         let mut settled = Vec::new();
         for state in interrupted {
             let event = Event::NeedsPerson {
