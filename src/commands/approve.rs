@@ -106,7 +106,7 @@ pub async fn approve(
         events_tx,
     )
     .await;
-    // A server that asks again (its state had expired) gets the same answer.
+    // A server that asks again within the call (a further round) gets the same answer.
     let again = answer.clone();
     let answering = tokio::spawn(async move {
         while let Some(question) = questions.recv().await {

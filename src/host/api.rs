@@ -42,6 +42,11 @@ pub enum Command {
         server: String,
         uri: String,
     },
+    /// Stop a ticket's run on this desk: the call in flight is cancelled, the ticket needs a
+    /// person, and the record says who stopped it.
+    Stop(TicketId),
+    /// Stop the queue's run: no other ticket starts, and those under way stop.
+    StopQueue,
     /// Read one resource for the person, as its server wrote it; nothing enters a context.
     ReadResource { server: String, uri: String },
     /// Run a server's prompt (`shop.review_refund`) for a ticket, with the person's arguments.

@@ -65,6 +65,8 @@ pub struct Host {
     /// live follower then passes over. The same person's other desks and commands are not
     /// this desk: their events are followed like anyone's.
     pub(super) told: std::sync::Mutex<std::collections::HashSet<i64>>,
+    /// The runs a person may stop, and the queue's.
+    pub(super) stops: crate::host::run::stop::Stops,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -247,6 +249,7 @@ impl Host {
             pin_report: Mutex::new(BTreeMap::new()),
             reviewed: Mutex::new(Default::default()),
             told: Default::default(),
+            stops: Default::default(),
             trust: Mutex::new(crate::host::gate::trust::Trust::load(
                 storage.data_dir.as_ref().map(|d| d.join("trust.json")),
             )),

@@ -168,6 +168,8 @@ async fn handle(
         Command::TakeOver { ticket, reason } => {
             report(events, host.take_over(&ticket, &reason).await)
         }
+        Command::Stop(ticket) => report(events, host.stop(&ticket).await),
+        Command::StopQueue => report(events, host.stop_queue().await),
         Command::ListResources => {
             let _ = events.send(HostEvent::Resources(host.resources().await));
         }

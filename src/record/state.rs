@@ -401,34 +401,42 @@ impl TicketState {
     /// Why a run that was under way when the desk stopped cannot simply be picked up: what
     /// it may already have done, in words for the person who takes the ticket.
     pub fn interrupted_reason(&self, allow: &[String]) -> String {
+        format!(
+            "interrupted {}. The desk stopped in the middle of this run and did not work it again.",
+            self.under_way(allow)
+        )
+    }
+
+    /// Where the run under way stood, for a person who must take it up: "while X waited for
+    /// a person's yes: it was never called…", "after X: the result is unknown", ….
+    pub fn under_way(&self, allow: &[String]) -> String {
         let run = self.run.clone().unwrap_or_default();
         let unanswered = match &run.last_call {
             Some((tool, None)) => Some(tool.as_str()),
             _ => None,
         };
-        let what = match (unanswered, run.side_effects.last()) {
+        match (unanswered, run.side_effects.last()) {
             // No yes came, so the call was never sent.
             (Some(tool), None) if run.waiting_for_yes => format!(
-                "interrupted while {tool} waited for a person's yes: it was never called, and nothing outside the allow list had run"
+                "while {tool} waited for a person's yes: it was never called, and nothing outside the allow list had run"
             ),
             (Some(tool), Some(earlier)) if run.waiting_for_yes => format!(
-                "interrupted while {tool} waited for a person's yes (it was never called), after {earlier} had run: check what it did before answering the customer"
+                "while {tool} waited for a person's yes (it was never called), after {earlier} had run: check what it did before answering the customer"
             ),
             (Some(tool), _) if !allow.iter().any(|a| a == tool) => {
-                format!("interrupted after {tool}: the result is unknown")
+                format!("after {tool}: the result is unknown")
             }
-            (_, Some(tool)) => format!(
-                "interrupted after {tool} had run: check what it did before answering the customer"
-            ),
+            (_, Some(tool)) => {
+                format!("after {tool} had run: check what it did before answering the customer")
+            }
             (Some(tool), None) => {
-                format!("interrupted while {tool} ran; nothing outside the allow list had run")
+                format!("while {tool} ran; nothing outside the allow list had run")
             }
             (None, None) => format!(
-                "interrupted during model call {}; nothing outside the allow list had run",
+                "during model call {}; nothing outside the allow list had run",
                 run.model_calls + 1
             ),
-        };
-        format!("{what}. The desk stopped in the middle of this run and did not work it again.")
+        }
     }
 }
 

@@ -483,6 +483,17 @@ impl App {
             }
             Action::WorkSelected => return self.work_selected(),
             Action::WorkNew => return self.work_new(),
+            Action::Stop => return self.stop_selected(),
+            Action::StopQueue => {
+                if self.queue_run.is_none() {
+                    self.message =
+                        Some("the queue is not being worked on this desk (W works it)".to_owned());
+                    return None;
+                }
+                self.message =
+                    Some("stopping the queue: tickets it finished stay as they are".to_owned());
+                return Some(Command::StopQueue);
+            }
             Action::OpenSelected => return self.open_selected(),
             Action::AnswerNext => match self.waiting.take_next() {
                 Some(asked) => self.open_question(Some(asked)),
@@ -613,6 +624,24 @@ impl App {
             tickets: ids,
             prompt: None,
         })
+    }
+
+    /// `s`: stops the selected ticket's run, when this desk's model is working it.
+    fn stop_selected(&mut self) -> Option<Command> {
+        let item = self.current()?;
+        let id = item.ticket.ticket_id.clone();
+        let working = matches!(
+            item.status,
+            Status::Working | Status::NeedsConsent | Status::NeedsLead
+        );
+        if !working {
+            self.message = Some(format!(
+                "{id} is not being worked, so there is nothing to stop"
+            ));
+            return None;
+        }
+        self.message = Some(format!("stopping {id}…"));
+        Some(Command::Stop(id))
     }
 
     /// Enter: the ticket's waiting question, or its reply (empty on a new ticket).

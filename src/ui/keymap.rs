@@ -19,6 +19,10 @@ pub enum Action {
     CycleFilter,
     WorkSelected,
     WorkNew,
+    /// Stop the selected ticket's run (the call in flight is cancelled).
+    Stop,
+    /// Stop the queue's run (`W`): no other ticket starts, those under way stop.
+    StopQueue,
     OpenSelected,
     AnswerNext,
     EditSelected,
@@ -130,6 +134,18 @@ pub const DESK: &[Binding] = &[
         "W",
         Action::WorkNew,
         "work every new ticket",
+    ),
+    bind(
+        &[Key::Char('s')],
+        "s",
+        Action::Stop,
+        "stop the selected ticket's run",
+    ),
+    bind(
+        &[Key::Char('S'), Key::Shifted('s')],
+        "S",
+        Action::StopQueue,
+        "stop working the queue (W)",
     ),
     bind(
         &[Key::Code(KeyCode::Enter)],

@@ -10,6 +10,7 @@ use support_desk::record::Event;
 use support_desk::record::postgres::{NewApproval, PgError, PgRecord, team_add};
 
 use crate::pg_cluster::{self, Person, PgCluster, Team};
+use crate::postgres::started;
 
 fn allow() -> Vec<String> {
     vec!["shop.quote_refund".to_owned()]
@@ -49,17 +50,13 @@ fn note(ticket: &str, by: &str, text: &str) -> String {
     format!("INSERT INTO desk.events (ticket, kind, body) VALUES ('{ticket}', 'noted', '{body}')")
 }
 
-fn started(ticket: &str) -> Event {
-    Event::TicketStarted {
-        ticket: ticket.into(),
-        tools: vec!["shop.issue_refund".into()],
-        attached: vec![],
-        request: None,
-    }
-}
-
 /// `asker` works `ticket` and files an approval for the team's leads: its id.
 async fn file_approval(asker: &PgRecord, ticket: &str) -> i64 {
+    file_approval_saying(asker, ticket, "Release?").await
+}
+
+/// The same, with the form's message as the asker's desk stored it.
+async fn file_approval_saying(asker: &PgRecord, ticket: &str, message: &str) -> i64 {
     asker.claim(ticket).await.expect("claimed");
     asker.append(&started(ticket)).await.expect("started");
     let (approval, _) = asker
@@ -72,8 +69,8 @@ async fn file_approval(asker: &PgRecord, ticket: &str) -> i64 {
             canonical: "shop.issue_refund".into(),
             arguments: Map::new(),
             request_key: "release".into(),
-            form: json!({"message": "Release?", "requestedSchema": {"type": "object", "properties": {}}}),
-            message: "Release?".into(),
+            form: json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}}),
+            message: message.into(),
             request_state: Some("state".into()),
         })
         .await
@@ -439,23 +436,7 @@ async fn staff_text_reaches_the_command_line_cleaned() {
     };
     let ana = desk(&team.ana).await;
     let sly = "Release EUR \u{1b}[8m202.90\u{1b}[0m12.00?\u{1b}]52;c;cHduZWQ=\u{7}\u{9b}2K";
-    ana.claim("T-0013").await.expect("claimed");
-    ana.append(&started("T-0013")).await.expect("started");
-    ana.ask_approval(&NewApproval {
-        ticket: "T-0013".into(),
-        turn: 1,
-        server: "shop".into(),
-        origin: "http://127.0.0.1:1/mcp".into(),
-        tool: "issue_refund".into(),
-        canonical: "shop.issue_refund".into(),
-        arguments: Map::new(),
-        request_key: "release".into(),
-        form: json!({"message": sly, "requestedSchema": {"type": "object", "properties": {}}}),
-        message: sly.into(),
-        request_state: Some("state".into()),
-    })
-    .await
-    .expect("filed");
+    file_approval_saying(&ana, "T-0013", sly).await;
     ana.append(&Event::HandedOver {
         ticket: "T-0013".into(),
         by: team.ana.name.clone(),

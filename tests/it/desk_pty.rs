@@ -412,3 +412,25 @@ async fn a_person_reads_the_shops_refund_policy_and_then_attaches_it() {
         .await;
     desk.quit().await;
 }
+
+/// A person stops a run while the model takes its time: `s` on the working ticket drops the
+/// model's request, and the ticket needs a person, saying who stopped it and where it stood.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s_stops_a_run_while_the_model_thinks_and_the_ticket_says_who() {
+    let model = MockModel::with_latency(
+        Duration::from_secs(60),
+        crate::mock_model::scripted(vec![crate::mock_model::words("Too late.")]),
+    )
+    .await;
+    let mut desk = Desk::start(&["--model", &format!("openai:{}", model.url)]);
+    desk.select_t0003().await;
+    desk.press(b"w");
+    desk.screen.wait_for("T-0003 working").await;
+    desk.press(b"s");
+    let stopped = desk.screen.wait_for("stopped by tester").await;
+    assert!(
+        stopped.contains("during model call 1"),
+        "where the run stood: {stopped}"
+    );
+    desk.quit().await;
+}

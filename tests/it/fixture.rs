@@ -3,7 +3,7 @@
 //! that answers megabytes, and one that sends the person to a URL.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -25,6 +25,8 @@ pub struct Fixture {
     /// When set, `echo_meta`'s description turns into an instruction aimed at the model:
     /// a rug pull after the desk pinned it.
     rug_pulled: Arc<AtomicBool>,
+    /// How many `slow_read` calls the client cancelled (`notifications/cancelled`).
+    reads_cancelled: Arc<AtomicUsize>,
 }
 
 /// What `echo_meta` says once the rug is pulled.
@@ -66,10 +68,11 @@ fn answer(responses: &Option<rmcp::model::InputResponses>, key: &str) -> Option<
 
 #[tool_router]
 impl Fixture {
-    pub fn new(rug_pulled: Arc<AtomicBool>) -> Self {
+    pub fn new(rug_pulled: Arc<AtomicBool>, reads_cancelled: Arc<AtomicUsize>) -> Self {
         Self {
             tool_router: Self::tool_router(),
             rug_pulled,
+            reads_cancelled,
         }
     }
 
@@ -79,7 +82,10 @@ impl Fixture {
     )]
     async fn slow_read(&self, ct: CancellationToken) -> String {
         tokio::select! {
-            _ = ct.cancelled() => "cancelled".to_owned(),
+            _ = ct.cancelled() => {
+                self.reads_cancelled.fetch_add(1, Ordering::SeqCst);
+                "cancelled".to_owned()
+            }
             _ = tokio::time::sleep(Duration::from_secs(60)) => "finally".to_owned(),
         }
     }
@@ -201,14 +207,22 @@ impl ServerHandler for Fixture {
     }
 }
 
-/// Serves the fixture at `http://127.0.0.1:PORT/mcp` until the token is cancelled; the flag
-/// pulls the rug on `echo_meta`'s description.
-pub async fn serve_fixture() -> (String, CancellationToken, Arc<AtomicBool>) {
+/// The fixture's switches and counters, shared by its sessions.
+pub struct FixtureFlags {
+    /// Set: `echo_meta`'s description pulls the rug.
+    pub rug_pulled: Arc<AtomicBool>,
+    /// How many `slow_read` calls were cancelled by the client.
+    pub reads_cancelled: Arc<AtomicUsize>,
+}
+
+/// Serves the fixture at `http://127.0.0.1:PORT/mcp` until the token is cancelled.
+pub async fn serve_fixture() -> (String, CancellationToken, FixtureFlags) {
     let shutdown = CancellationToken::new();
     let rug_pulled = Arc::new(AtomicBool::new(false));
-    let rug = Arc::clone(&rug_pulled);
+    let reads_cancelled = Arc::new(AtomicUsize::new(0));
+    let (rug, cancelled) = (Arc::clone(&rug_pulled), Arc::clone(&reads_cancelled));
     let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(Fixture::new(Arc::clone(&rug))),
+        move || Ok(Fixture::new(Arc::clone(&rug), Arc::clone(&cancelled))),
         Default::default(),
         StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
     );
@@ -223,5 +237,9 @@ pub async fn serve_fixture() -> (String, CancellationToken, Arc<AtomicBool>) {
             .with_graceful_shutdown(stop.cancelled_owned())
             .await;
     });
-    (url, shutdown, rug_pulled)
+    let flags = FixtureFlags {
+        rug_pulled,
+        reads_cancelled,
+    };
+    (url, shutdown, flags)
 }

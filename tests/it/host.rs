@@ -83,6 +83,8 @@ pub struct Harness {
     pub dir: tempfile::TempDir,
     pub fixture_stop: Option<tokio_util::sync::CancellationToken>,
     pub rug_pulled: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// How many of the fixture's slow reads the desk cancelled.
+    pub reads_cancelled: Option<Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 impl Drop for Harness {
@@ -152,14 +154,17 @@ pub async fn harness(setup: Setup) -> Harness {
         .servers
         .insert("shop".into(), shop_config(&dir.path().join("shop.sqlite3")));
     let mut fixture_stop = None;
-    let mut rug_pulled = None;
+    let (mut rug_pulled, mut reads_cancelled) = (None, None);
     if setup.fixture {
-        let (url, stop, rug) = serve_fixture().await;
+        let (url, stop, flags) = serve_fixture().await;
         if setup.poisoned {
-            rug.store(true, std::sync::atomic::Ordering::SeqCst);
+            flags
+                .rug_pulled
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         }
         fixture_stop = Some(stop);
-        rug_pulled = Some(rug);
+        rug_pulled = Some(flags.rug_pulled);
+        reads_cancelled = Some(flags.reads_cancelled);
         config.servers.insert(
             "fix".into(),
             ServerConfig {
@@ -197,6 +202,7 @@ pub async fn harness(setup: Setup) -> Harness {
         dir,
         fixture_stop,
         rug_pulled,
+        reads_cancelled,
     }
 }
 
@@ -990,4 +996,112 @@ async fn every_request_carries_the_desk_request_id_under_the_projects_own_meta_p
     assert!(keys.iter().all(
         |k| !k.starts_with("dev.support-desk/") || k.as_str() == "dev.support-desk/request-id"
     ));
+}
+
+/// A person stops a run while its call hangs: the call is cancelled at the server
+/// (`notifications/cancelled`), the run ends at once, and the ticket needs a person with who
+/// stopped it and what was under way.
+#[tokio::test]
+async fn a_person_stops_a_run_while_its_call_hangs_and_the_server_hears_it() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__slow_read", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    let ticket = h.host.ticket("T-0001").cloned().expect("T-0001");
+    let host = Arc::clone(&h.host);
+    let run = tokio::spawn(async move { host.work_ticket(&ticket, None).await });
+    let started = std::time::Instant::now();
+    while !h
+        .host
+        .events()
+        .await
+        .iter()
+        .any(|e| matches!(e, Event::ToolCall { tool, .. } if tool == "fix.slow_read"))
+    {
+        assert!(started.elapsed().as_secs() < 20, "the call never went out");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    h.host.stop("T-0001").await.expect("a run to stop");
+    let stopped = run.await.expect("the run ends");
+    assert!(
+        stopped
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("stopped by ")),
+        "{:?}",
+        stopped.error
+    );
+    let cancelled = h.reads_cancelled.clone().expect("the fixture runs");
+    while cancelled.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the server never heard it"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let state = h
+        .host
+        .record()
+        .state("T-0001")
+        .await
+        .expect("state")
+        .expect("T-0001 has one");
+    assert_eq!(state.state, support_desk::record::Lifecycle::NeedsPerson);
+    assert!(
+        state
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("stopped by ")
+                && r.contains("after fix.slow_read: the result is unknown")),
+        "{:?}",
+        state.reason
+    );
+    assert_eq!(
+        h.host.stop("T-0001").await,
+        Err("T-0001 is not being worked on this desk, so there is nothing to stop".to_owned())
+    );
+}
+
+/// Stopping the queue stops the ticket under way and starts no other; what it had not
+/// reached is left as it was.
+#[tokio::test]
+async fn stopping_the_queue_starts_no_other_ticket() {
+    let h = harness(fixture_setup(
+        scripted(vec![call("fix__slow_read", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    let host = Arc::clone(&h.host);
+    let ids: Vec<String> = ["T-0001", "T-0002", "T-0003"].map(String::from).to_vec();
+    let queue = tokio::spawn(async move { host.work_queue(&ids, 1, None).await });
+    let started = std::time::Instant::now();
+    while !h
+        .host
+        .events()
+        .await
+        .iter()
+        .any(|e| matches!(e, Event::ToolCall { tool, .. } if tool == "fix.slow_read"))
+    {
+        assert!(started.elapsed().as_secs() < 20, "the call never went out");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    h.host.stop_queue().await.expect("a queue to stop");
+    queue.await.expect("the queue ends").expect("worked");
+    let record = h.host.record();
+    let first = record
+        .state("T-0001")
+        .await
+        .expect("state")
+        .expect("T-0001");
+    assert_eq!(first.state, support_desk::record::Lifecycle::NeedsPerson);
+    for untouched in ["T-0002", "T-0003"] {
+        assert_eq!(
+            record.state(untouched).await.expect("state"),
+            None,
+            "{untouched}"
+        );
+    }
+    assert!(h.host.stop_queue().await.is_err(), "nothing runs any more");
 }

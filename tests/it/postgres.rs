@@ -39,7 +39,7 @@ async fn team() -> Option<(PgCluster, Team, PgRecord, PgRecord)> {
     Some((pg, team, ana, bo))
 }
 
-fn started(ticket: &str) -> Event {
+pub(crate) fn started(ticket: &str) -> Event {
     Event::TicketStarted {
         ticket: ticket.into(),
         tools: vec!["shop.issue_refund".into()],

@@ -167,9 +167,7 @@ impl Host {
         let run = match self.send_next_round(&conn, &approval, &form, &result).await {
             Ok(run) => run,
             Err(refused) => {
-                if let Err(e) = self.record.let_go_of_approval(id).await {
-                    tracing::warn!(approval = id, error = %e, "could not let go of the approval; the hold runs out by itself");
-                }
+                self.let_go(id).await;
                 return Err(refused);
             }
         };
@@ -178,9 +176,7 @@ impl Host {
         // is recorded as answered, and this desk lets go of it so another lead may answer at
         // once. A no closes it whatever the server says of it.
         if matches!(answer, FormAnswer::Accept(_)) && run.outcome != Outcome::Result {
-            if let Err(e) = self.record.let_go_of_approval(id).await {
-                tracing::warn!(approval = id, error = %e, "could not let go of the approval; the hold runs out by itself");
-            }
+            self.let_go(id).await;
             return Err(format!(
                 "{} did not take the answer to approval {id} ({}: {}); the approval stays open: check the server, then answer it again",
                 approval.server,
@@ -230,6 +226,14 @@ impl Host {
             ));
         }
         Ok(approval)
+    }
+
+    /// Ends this desk's hold on approval `id` so another lead may answer it at once; when the
+    /// record cannot be reached, the hold runs out by itself.
+    async fn let_go(&self, id: i64) {
+        if let Err(e) = self.record.let_go_of_approval(id).await {
+            tracing::warn!(approval = id, error = %e, "could not let go of the approval; the hold runs out by itself");
+        }
     }
 
     /// The server's form for the approval's state now: the call's round sent again with that

@@ -12,5 +12,6 @@ pub(crate) mod conversation;
 pub(crate) mod offer;
 pub(crate) mod resources;
 pub(crate) mod server_prompts;
+pub(crate) mod stop;
 pub mod system_prompt;
 pub(crate) mod ticket_loop;

@@ -67,6 +67,7 @@ impl Host {
         let gate = Arc::new(Semaphore::new(concurrency.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
         let mut worked = 0;
+        let stopped = self.stops.queue_begins();
         for ticket in tickets {
             // Taking the permit before the task starts keeps tickets starting in queue order,
             // so a run at concurrency 1 is the same sequence every time (a replay needs that).
@@ -74,6 +75,9 @@ impl Host {
                 .acquire_owned()
                 .await
                 .expect("the queue's semaphore is never closed");
+            if stopped.is_cancelled() {
+                break;
+            }
             // What finished is counted and let go as the queue goes: a long queue keeps no
             // more in memory than the runs under way.
             while let Some(done) = tasks.try_join_next() {
@@ -91,13 +95,20 @@ impl Host {
         while let Some(done) = tasks.join_next().await {
             worked += count(done);
         }
+        self.stops.queue_ends();
         Ok(worked)
     }
 
     /// Works one ticket: at most `model_calls_per_ticket` model calls, every tool call routed,
     /// gated and timed, every outcome back to the model, the last words checked as a draft.
-    /// `extra_prompt` is a server prompt a person chose to run for this ticket.
+    /// `extra_prompt` is a server prompt a person chose to run for this ticket. A person may
+    /// stop it ([`Host::stop`]).
     pub async fn work_ticket(&self, ticket: &Ticket, extra_prompt: Option<String>) -> TicketRun {
+        let run = self.run_ticket(ticket, extra_prompt);
+        self.until_stopped(&ticket.ticket_id, run).await
+    }
+
+    async fn run_ticket(&self, ticket: &Ticket, extra_prompt: Option<String>) -> TicketRun {
         let id = ticket.ticket_id.as_str();
         if extra_prompt.is_none() || self.tools.read().await.0.is_empty() {
             self.refresh_tools().await;
