@@ -351,8 +351,27 @@ impl App {
             editor.set_findings(&state.findings);
         }
         if state.state != Lifecycle::Working {
-            // The run is over: the host waits for none of its questions any more.
+            // The run is over: the host waits for none of its questions any more, the one
+            // on screen included (a lead's approval form is no run's, and stays).
             self.waiting.drop_for(&state.ticket);
+            let asked_in_the_run = match &self.modal {
+                Some(Modal::Consent(_, pending)) => Some(&pending.ask.ticket),
+                Some(Modal::Form(_, pending)) if pending.ask.asked_by.is_none() => {
+                    pending.ask.ticket.as_ref()
+                }
+                _ => None,
+            };
+            if asked_in_the_run == Some(&state.ticket) {
+                self.modal = None;
+                if let Some(item) = self.item_mut(&state.ticket) {
+                    item.asking = None;
+                }
+                self.message = Some(format!(
+                    "{}'s question is gone: its run ended without the answer",
+                    state.ticket
+                ));
+                self.open_question(None);
+            }
         }
         if let Some(item) = self.item_mut(&state.ticket) {
             item.set_state(state);

@@ -1017,3 +1017,37 @@ fn a_reply_someone_else_changed_while_you_edited_is_reported_before_yours_is_sen
         "{second:?}"
     );
 }
+
+/// A run that ends while its consent card is on screen (a person stopped it, or it failed)
+/// takes the card with it: answering it would answer nothing.
+#[test]
+fn a_consent_card_goes_when_its_run_ends() {
+    let mut app = app();
+    let record = record();
+    happen(
+        &mut app,
+        &record,
+        Event::TicketStarted {
+            ticket: "T-0003".into(),
+            tools: vec!["shop.issue_refund".into()],
+            attached: vec![],
+            request: None,
+        },
+    );
+    let (question, _answer) = consent_question("T-0003");
+    app.on_question(question);
+    assert!(matches!(app.modal, Some(Modal::Consent(..))));
+    happen(
+        &mut app,
+        &record,
+        Event::NeedsPerson {
+            ticket: "T-0003".into(),
+            reason: "stopped by dana while shop.issue_refund waited for a person's yes".into(),
+        },
+    );
+    assert!(app.modal.is_none(), "the card went with its run");
+    assert_eq!(
+        app.message.as_deref(),
+        Some("T-0003's question is gone: its run ended without the answer")
+    );
+}
