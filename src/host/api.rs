@@ -47,6 +47,15 @@ pub enum Command {
     Stop(TicketId),
     /// Stop the queue's run: no other ticket starts, and those under way stop.
     StopQueue,
+    /// The tools a person may call, with their forms (answered by `HostEvent::Tools`).
+    ListTools,
+    /// Call `tool` on `ticket` as this desk's person, with the answer to its arguments' form:
+    /// the same gate, lead routing and record as a model's call; choosing it is the yes.
+    CallTool {
+        ticket: TicketId,
+        tool: String,
+        answer: FormAnswer,
+    },
     /// Read one resource for the person, as its server wrote it; nothing enters a context.
     ReadResource { server: String, uri: String },
     /// Run a server's prompt (`shop.review_refund`) for a ticket, with the person's arguments.
@@ -252,6 +261,20 @@ pub struct TrustGrant {
     /// elsewhere is not trusted. Empty in grants older than that, which cover nothing.
     #[serde(default)]
     pub origin: String,
+}
+
+/// A tool a person may call: what its server says of it (data, shown as written) and its
+/// arguments as a form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// `prefix.tool`.
+    pub name: String,
+    pub server: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub form: FormKind,
+    /// Why the host holds it back until a person approves its definition, if it does.
+    pub withheld: Option<String>,
 }
 
 /// A server asks for input (elicitation), through the host.

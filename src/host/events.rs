@@ -31,6 +31,8 @@ pub enum HostEvent {
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.
     Resources(Vec<ResourceInfo>),
+    /// The tools a person may call (`Command::ListTools`).
+    Tools(Vec<super::api::ToolInfo>),
     /// A resource's text, read for the person who asked (`Command::ReadResource`).
     ResourceText {
         server: String,

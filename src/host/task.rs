@@ -168,6 +168,27 @@ async fn handle(
         Command::TakeOver { ticket, reason } => {
             report(events, host.take_over(&ticket, &reason).await)
         }
+        Command::ListTools => {
+            let _ = events.send(HostEvent::Tools(host.tools_for_people().await));
+        }
+        Command::CallTool {
+            ticket,
+            tool,
+            answer,
+        } => {
+            // The call may wait for a server's form and a person: on a task of its own.
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move {
+                let said = match host.person_call(&ticket, &tool, &answer).await {
+                    Ok(called) if called.approval.is_some() => {
+                        format!("{tool} on {ticket}: its lead's form went to the team's leads")
+                    }
+                    Ok(called) => format!("{tool} on {ticket}: {}", called.outcome.label()),
+                    Err(problem) => problem,
+                };
+                let _ = events.send(HostEvent::Problem(said));
+            });
+        }
         Command::Stop(ticket) => report(events, host.stop(&ticket).await),
         Command::StopQueue => report(events, host.stop_queue().await),
         Command::ListResources => {

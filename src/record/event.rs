@@ -13,6 +13,12 @@ use crate::model::chat::Reply;
 /// How a consent's `rule` starts when nobody was asked because a person trusted the tool.
 pub const TRUSTED: &str = "trusted";
 
+/// A consent's `rule` when the person made the call themselves: choosing it was the yes.
+pub const OWN_CALL: &str = "the person's own call";
+
+/// The turn a person's own call is recorded on: no model turn made it.
+pub const PERSON_TURN: u32 = 0;
+
 /// The recording format's version, in every manifest.
 pub const FORMAT: u32 = 1;
 
@@ -191,14 +197,15 @@ impl Event {
     }
 
     /// A consent question put to someone: a person, or a headless run's flag. A call a person
-    /// trusted beforehand is recorded as a consent too, with who trusted it, but asks nobody.
+    /// trusted beforehand, or made themselves, is recorded as a consent too, with who decided,
+    /// but asks nobody.
     pub fn is_consent_question(&self) -> bool {
         let Event::Consent { rule, .. } = self else {
             return false;
         };
         !rule
             .as_deref()
-            .is_some_and(|rule| rule.starts_with(TRUSTED))
+            .is_some_and(|rule| rule.starts_with(TRUSTED) || rule == OWN_CALL)
     }
 
     /// The event's name as written in its `event` field.

@@ -38,6 +38,8 @@ pub enum Modal {
     Withdraw(NoteInput, String),
     /// A form of the desk's own: a prompt's arguments.
     PromptArgs(FormModal, String),
+    /// A form of the desk's own: the arguments of a tool the person calls (its name).
+    CallArgs(FormModal, String),
     Picker(Picker),
     /// The keys and the legend, scrolled this many rows.
     Help {
@@ -64,6 +66,8 @@ pub enum Modal {
 pub enum PickerKind {
     Prompts,
     Resources,
+    /// The tools a person may call on the ticket.
+    Tools,
     /// What review mode can open: this desk's record, or a recording.
     Reviews,
     /// The team's open approvals.
@@ -90,6 +94,8 @@ pub struct App {
     pub servers: Vec<ServerSummary>,
     pub prompts: Vec<PromptInfo>,
     pub resources: Vec<ResourceInfo>,
+    /// The tools a person may call, as the host last listed them.
+    pub tools: Vec<crate::host::api::ToolInfo>,
     /// The team's open approvals, as the host last listed them.
     pub approvals: Vec<ApprovalView>,
     /// The tools people trust to run unasked, as the host last reported them.
@@ -127,6 +133,7 @@ impl App {
             servers: vec![],
             prompts: vec![],
             resources: vec![],
+            tools: vec![],
             approvals: vec![],
             trust: vec![],
             model,
@@ -272,6 +279,7 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
+            HostEvent::Tools(tools) => self.tools = tools,
             HostEvent::ResourceText { server, uri, text } => match self.modal {
                 None => {
                     self.message = None;
@@ -541,6 +549,12 @@ impl App {
             }
             Action::Withdraw => self.withdraw(),
             Action::PickPrompt => self.open_picker(PickerKind::Prompts),
+            Action::CallTool => {
+                self.current()?;
+                self.open_picker(PickerKind::Tools);
+                // The tools as the host offers them now; the picker shows them when they come.
+                return Some(Command::ListTools);
+            }
             Action::PickResource => {
                 self.open_picker(PickerKind::Resources);
                 // The list as the servers have it now; the picker shows it when it comes.
@@ -713,7 +727,9 @@ impl App {
             Some(Modal::Note(input, _))
             | Some(Modal::TakeOver(input, _))
             | Some(Modal::Withdraw(input, _)) => input.paste(text),
-            Some(Modal::Form(view, _)) | Some(Modal::PromptArgs(view, _)) => view.paste(text),
+            Some(Modal::Form(view, _))
+            | Some(Modal::PromptArgs(view, _))
+            | Some(Modal::CallArgs(view, _)) => view.paste(text),
             _ => {}
         }
     }

@@ -35,6 +35,8 @@ pub enum Action {
     Withdraw,
     PickPrompt,
     PickResource,
+    /// Call one of the offered tools yourself, with its arguments in a form.
+    CallTool,
     PickReview,
     /// The tools people trust: listed, and revoked.
     Trust,
@@ -212,6 +214,12 @@ pub const DESK: &[Binding] = &[
         "p",
         Action::PickPrompt,
         "run a server's prompt for this ticket",
+    ),
+    bind(
+        &[Key::Char('c')],
+        "c",
+        Action::CallTool,
+        "call a tool yourself, with its arguments in a form",
     ),
     bind(
         &[Key::Char('r')],

@@ -32,7 +32,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     if let Some(modal) = &app.modal {
         match modal {
             Modal::Consent(view, _) => view.render(frame, area),
-            Modal::Form(view, _) | Modal::PromptArgs(view, _) => view.render(frame, area),
+            Modal::Form(view, _) | Modal::PromptArgs(view, _) | Modal::CallArgs(view, _) => {
+                view.render(frame, area)
+            }
             Modal::Draft(editor, _) => editor.render(frame, area),
             Modal::Note(input, _) | Modal::TakeOver(input, _) | Modal::Withdraw(input, _) => {
                 input.render(frame, area)

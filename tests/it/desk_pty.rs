@@ -434,3 +434,62 @@ async fn s_stops_a_run_while_the_model_thinks_and_the_ticket_says_who() {
     );
     desk.quit().await;
 }
+
+/// On the embedded default a person finishes what the recorded model stops short of: `c` on
+/// T-0003 calls `shop.quote_refund` with the order from the ticket, then `shop.issue_refund`
+/// with the quote it returned; the refund is above the limit, so the shop's release form
+/// appears, naming the shop, as it would for a model's call; accepted, the refund is
+/// released, and the ticket's history shows the person's calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_embedded_default_a_person_issues_the_refund_and_the_shops_form_appears() {
+    let mut desk = Desk::start(&[]);
+    desk.select_t0003().await;
+
+    desk.press(b"c");
+    desk.screen.wait_for("Call a tool yourself").await;
+    desk.screen.wait_for("shop.quote_refund").await;
+    // partner.track_parcel, shop.find_orders, find_products, get_order_status,
+    // issue_refund, quote_refund: the sixth.
+    desk.press(b"jjjjj\r");
+    desk.screen
+        .wait_for("You call shop.quote_refund for T-0003")
+        .await;
+    desk.press(b"O-1587\t\tthe motor smells burnt");
+    desk.press(b"\x12"); // Ctrl-R: review
+    desk.screen.wait_for("will receive:").await;
+    desk.press(b"\r");
+    let quoted = desk.screen.wait_for("\"quote_id\"").await;
+    let quote_id = quoted
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .find(|word| {
+            word.starts_with("Q-")
+                && word.len() > 4
+                && word[2..].chars().all(|c| c.is_ascii_hexdigit())
+        })
+        .unwrap_or_else(|| panic!("a quote id on screen: {quoted}"))
+        .to_owned();
+
+    desk.press(b"c");
+    desk.screen.wait_for("Call a tool yourself").await;
+    desk.press(b"jjjj\r");
+    desk.screen
+        .wait_for("You call shop.issue_refund for T-0003")
+        .await;
+    desk.press(quote_id.as_bytes());
+    desk.press(b"\x12");
+    desk.screen.wait_for("will receive:").await;
+    desk.press(b"\r");
+
+    let form = desk.screen.wait_for("Release refund").await;
+    assert!(
+        form.contains("shop"),
+        "the form names the server asking: {form}"
+    );
+    desk.press(b" "); // release: yes
+    desk.press(b"\x12");
+    desk.screen.wait_for("will receive:").await;
+    desk.press(b"\r");
+    let done = desk.screen.wait_for("\"released\"").await;
+    assert!(done.contains("shop.issue_refund"), "{done}");
+    desk.quit().await;
+}

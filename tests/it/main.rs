@@ -19,6 +19,7 @@ mod lane;
 mod mock_model;
 mod oauth;
 mod partner;
+mod person_calls;
 mod pg_cluster;
 mod postgres;
 mod record_kill;

@@ -1051,3 +1051,80 @@ fn a_consent_card_goes_when_its_run_ends() {
         Some("T-0003's question is gone: its run ended without the answer")
     );
 }
+
+/// `c` lists the tools a person may call, what each server says of it as data, and opens
+/// the chosen one's arguments as the desk's own form; a withheld tool says why instead.
+#[test]
+fn c_lists_the_tools_and_opens_one_as_the_desks_own_form() {
+    use support_desk::host::api::{Field, FieldKind, FormAnswer, FormKind, ToolInfo};
+    let text = |name: &str, required| Field {
+        name: name.into(),
+        title: None,
+        description: None,
+        required,
+        kind: FieldKind::Text {
+            min_length: None,
+            max_length: None,
+            format: None,
+            default: None,
+        },
+    };
+    let mut app = app();
+    select(&mut app, "T-0003");
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('c'))),
+        Some(Command::ListTools)
+    );
+    app.on_host(HostEvent::Tools(vec![
+        ToolInfo {
+            name: "fix.echo_meta".into(),
+            server: "fix".into(),
+            title: None,
+            description: "Echo.\u{1b}[2J".into(),
+            form: FormKind::Fields(vec![]),
+            withheld: Some("fix.echo_meta changed its definition since it was pinned".into()),
+        },
+        ToolInfo {
+            name: "shop.quote_refund".into(),
+            server: "shop".into(),
+            title: Some("Quote a refund".into()),
+            description: "Work out what a refund would be.".into(),
+            form: FormKind::Fields(vec![text("order_id", true), text("reason", true)]),
+            withheld: None,
+        },
+    ]));
+    let shown = screen(&app, 80, 24);
+    assert!(!shown.contains("[2J"), "{shown}");
+    insta::assert_snapshot!("desk_tool_picker_80x24", shown);
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("fix.echo_meta changed its definition since it was pinned")
+    );
+    app.on_key(key(KeyCode::Char('c')));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::CallArgs(..))));
+    for c in "O-1587".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Tab));
+    for c in "burnt".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    insta::assert_snapshot!("desk_tool_call_form_80x24", screen(&app, 80, 24));
+    app.on_key(ctrl('r'));
+    let Some(Command::CallTool {
+        ticket,
+        tool,
+        answer: FormAnswer::Accept(values),
+    }) = app.on_key(key(KeyCode::Enter))
+    else {
+        panic!("the call goes to the host");
+    };
+    assert_eq!(
+        (ticket.as_str(), tool.as_str()),
+        ("T-0003", "shop.quote_refund")
+    );
+    assert_eq!(values.len(), 2);
+}

@@ -10,7 +10,7 @@ use crate::record::{EngineError, Event, Finding};
 impl Host {
     /// What the latest run of `ticket` really did, as the record holds it: each call with
     /// its outcome (a lead's answer included), for checking a draft against; the same log the
-    /// run and its continuation keep.
+    /// run and its continuation keep; and the calls people made themselves before it.
     pub(in crate::host) async fn call_log(
         &self,
         ticket: &str,
@@ -20,7 +20,9 @@ impl Host {
             .iter()
             .rposition(|s| matches!(s.event, Event::TicketStarted { .. }))
             .unwrap_or(0);
-        Ok(continuation::call_log(&events[run_start..]))
+        let mut log = continuation::person_calls(&events[..run_start]);
+        log.extend(continuation::call_log(&events[run_start..]));
+        Ok(log)
     }
 
     /// Checks a reply a person wrote (or edited) against the ticket's call log as the record

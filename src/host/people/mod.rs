@@ -1,5 +1,5 @@
 //! What people do besides answering the host's questions: a reply's edits, sends, hand-overs
-//! and notes; a desk's claims among a team's desks; a lead's approvals of another person's
+//! and notes; a tool called by a person, through the same gate as a model's call; a desk's claims among a team's desks; a lead's approvals of another person's
 //! call; signing in to a server that asked for it.
 //!
 //! Each is an event in the desk's record, appended before anyone is shown it; whether it is
@@ -7,6 +7,7 @@
 //! model.
 
 pub mod approvals;
+pub(crate) mod calls;
 pub(crate) mod edits;
 pub(crate) mod sign_in;
 pub(crate) mod team;

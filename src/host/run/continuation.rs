@@ -7,6 +7,7 @@ use super::conversation::{Conversation, Taken};
 use crate::host::checks::CallFact;
 use crate::host::core::Host;
 use crate::model::chat::ToolCall;
+use crate::record::event::PERSON_TURN;
 use crate::record::store::Stored;
 use crate::record::{Event, Lifecycle};
 use crate::tickets::Ticket;
@@ -87,12 +88,69 @@ pub(in crate::host) fn call_log(run: &[Stored]) -> Vec<CallFact> {
     conversation.facts
 }
 
+/// The calls people made themselves among `events`, each with its outcome (a lead's answer
+/// to one included): facts for the checks, made by no model turn.
+pub(in crate::host) fn person_calls(events: &[Stored]) -> Vec<CallFact> {
+    let mut facts = Vec::new();
+    let mut pending = None;
+    for stored in events {
+        note_person_call(&stored.event, &mut pending, &mut facts);
+    }
+    facts
+}
+
+/// Keeps a person's call (`ToolCall` on [`PERSON_TURN`]) until its outcome comes, then adds
+/// both as a fact; whether `event` was a person's call's.
+fn note_person_call(
+    event: &Event,
+    pending: &mut Option<(String, serde_json::Map<String, serde_json::Value>)>,
+    facts: &mut Vec<CallFact>,
+) -> bool {
+    match event {
+        Event::ToolCall {
+            turn: PERSON_TURN,
+            tool,
+            arguments,
+            ..
+        } => *pending = Some((tool.clone(), arguments.clone())),
+        Event::Outcome {
+            turn: PERSON_TURN,
+            outcome,
+            text,
+            ..
+        }
+        | Event::ApprovalAnswered {
+            turn: PERSON_TURN,
+            outcome,
+            text,
+            ..
+        } => {
+            if let Some((tool, arguments)) = pending.take() {
+                facts.push(CallFact {
+                    tool,
+                    turn: PERSON_TURN,
+                    outcome: *outcome,
+                    arguments,
+                    result: text.clone(),
+                });
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// Puts a run's recorded replies and outcomes back into `conversation`, as the loop put them
-/// there when it ran; the last turn the run had reached.
+/// there when it ran; the last turn the run had reached. A person's own calls among them
+/// join the call log.
 fn replay_into(conversation: &mut Conversation, run: &[Stored]) -> u32 {
     let mut last_turn = 0;
     let mut pending: Option<(ToolCall, usize, u32)> = None;
+    let mut person = None;
     for stored in run {
+        if note_person_call(&stored.event, &mut person, &mut conversation.facts) {
+            continue;
+        }
         match &stored.event {
             Event::ModelCall { turn, reply, .. } => {
                 last_turn = *turn;

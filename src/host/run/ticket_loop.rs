@@ -171,8 +171,10 @@ impl Host {
         ticket: &Ticket,
         extra_prompt: Option<String>,
     ) -> Result<Conversation, String> {
-        let (conversation, attached) = self
+        let (mut conversation, attached) = self
             .open_conversation(ticket, extra_prompt.as_deref())
+            .await;
+        self.tell_of_person_calls(&ticket.ticket_id, &mut conversation)
             .await;
         let started = self
             .report(Event::TicketStarted {
@@ -547,7 +549,7 @@ impl Host {
 
     /// Sends the call to its server, each input-request round timed on its own, and records
     /// the server's questions with their answers.
-    async fn call_server(&self, asked: &Consent<'_>) -> calls::CallRun {
+    pub(in crate::host) async fn call_server(&self, asked: &Consent<'_>) -> calls::CallRun {
         let request_id = format!(
             "{}-{}",
             asked.ticket,

@@ -46,6 +46,19 @@ impl App {
                 ModalOutcome::Answered(None) => {}
             },
             Modal::PromptArgs(view, prompt) => return self.prompt_args_key(view, prompt, key),
+            Modal::CallArgs(mut view, tool) => match view.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::CallArgs(view, tool)),
+                ModalOutcome::Answered(answer @ FormAnswer::Accept(_)) => {
+                    let ticket = self.current()?.ticket.ticket_id.clone();
+                    self.message = Some(format!("calling {tool} for {ticket}…"));
+                    return Some(Command::CallTool {
+                        ticket,
+                        tool,
+                        answer,
+                    });
+                }
+                ModalOutcome::Answered(_) => {}
+            },
             Modal::Picker(picker) => return self.on_picker_key(picker, key),
             Modal::Help { scroll } => self.help_key(scroll, key),
             Modal::SignIn { server, url } => {
@@ -275,6 +288,7 @@ impl App {
         let count = match picker.kind {
             PickerKind::Prompts => self.prompts.len(),
             PickerKind::Resources => self.resources.len(),
+            PickerKind::Tools => self.tools.len(),
             PickerKind::Reviews => self.review_choices().len(),
             PickerKind::Approvals => self.approvals.len(),
         };
@@ -324,6 +338,26 @@ impl App {
                             server: resource.server.clone(),
                             uri: resource.uri.clone(),
                         })
+                    }
+                    PickerKind::Tools => {
+                        let tool = &self.tools[picker.selected];
+                        if let Some(why) = &tool.withheld {
+                            self.message = Some(why.clone());
+                            return None;
+                        }
+                        // The desk asks this, not the server: the heading says so.
+                        let heading = format!("You call {} for {ticket}: its arguments", tool.name);
+                        let ask = FormAsk {
+                            ticket: Some(ticket.clone()),
+                            server: tool.server.clone(),
+                            origin: format!("{} (you call it)", tool.name),
+                            message: tool.description.clone(),
+                            kind: tool.form.clone(),
+                            asked_by: None,
+                        };
+                        let form = FormModal::new(ask).with_heading(heading);
+                        self.modal = Some(Modal::CallArgs(form, tool.name.clone()));
+                        None
                     }
                     PickerKind::Reviews | PickerKind::Approvals => None,
                 };

@@ -74,6 +74,21 @@ fn rows(app: &App, picker: &Picker) -> (&'static str, Vec<String>) {
                 })
                 .collect(),
         ),
+        PickerKind::Tools => (
+            " Call a tool yourself (Enter opens its form · Esc closes) ",
+            app.tools
+                .iter()
+                .map(|t| {
+                    let about = t.title.as_deref().unwrap_or(&t.description);
+                    let withheld = if t.withheld.is_some() {
+                        " (withheld)"
+                    } else {
+                        ""
+                    };
+                    format!("{}{withheld}  {}", one_line(&t.name), one_line(about))
+                })
+                .collect(),
+        ),
         PickerKind::Resources => (
             " Resources (Enter attaches to this ticket · v reads · Esc closes) ",
             app.resources

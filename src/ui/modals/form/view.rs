@@ -193,8 +193,13 @@ impl FormModal {
                 keys.push(("↑/↓ PgUp/PgDn", "scroll"));
             }
         }
-        keys.push(("Ctrl-D", "declines: the server is told no"));
-        keys.push(("Esc", "cancels: the server is told you dismissed it"));
+        if self.heading.is_some() {
+            // The desk's own form: the server asked nothing, so closing it tells it nothing.
+            keys.push(("Esc", "closes it: nothing is sent"));
+        } else {
+            keys.push(("Ctrl-D", "declines: the server is told no"));
+            keys.push(("Esc", "cancels: the server is told you dismissed it"));
+        }
         key_lines(&keys, theme::key(), width)
     }
 

@@ -1,0 +1,370 @@
+//! A person calls a tool themselves, through the same gate as a model's call: the tool must
+//! be offered and not withheld (a changed or suspicious definition waits for a person's
+//! approval first), the arguments must fit its input schema, a lead's form goes to the
+//! team's leads on a team, and everything is recorded on the ticket by the person. Choosing
+//! the call is the person's yes; the record says so (`rule`: the person's own call).
+
+use std::sync::Arc;
+
+use rmcp::model::{ElicitRequestParams, ElicitationSchema};
+use serde_json::{Map, Value};
+
+use crate::host::api::{FormAnswer, FormKind, ToolInfo};
+use crate::host::core::Host;
+use crate::host::gate::schema;
+use crate::host::run::ask::Consent;
+use crate::host::servers::form_wire;
+use crate::model::chat::ToolCall;
+use crate::record::event::{OWN_CALL, PERSON_TURN};
+use crate::record::{Event, Outcome};
+
+/// What a person's call came to: its outcome and the text its server answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PersonCalled {
+    pub tool: String,
+    pub outcome: Outcome,
+    pub text: String,
+    /// The approval its lead's form went to, on a team.
+    pub approval: Option<i64>,
+}
+
+impl Host {
+    /// The tools a person may call on a ticket now, by server, each with its form: what its
+    /// server says of it is data, shown as written.
+    pub async fn tools_for_people(&self) -> Vec<ToolInfo> {
+        let tools = self.tools.read().await;
+        tools
+            .1
+            .iter()
+            .map(|(name, offered)| ToolInfo {
+                name: name.to_string(),
+                server: name.prefix.clone(),
+                title: offered.tool.title.clone(),
+                description: offered
+                    .tool
+                    .description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_owned(),
+                form: arguments_form(&offered.tool.input_schema),
+                withheld: offered.held.as_ref().map(|held| held.reason(name)),
+            })
+            .collect()
+    }
+
+    /// `tool` called by this desk's person on `ticket` with the answer to its arguments'
+    /// form; `Err` in words when the host refuses it before anything is sent.
+    pub async fn person_call(
+        &self,
+        ticket: &str,
+        tool: &str,
+        answer: &FormAnswer,
+    ) -> Result<PersonCalled, String> {
+        let arguments = match form_wire::elicit_result(answer).content {
+            Some(Value::Object(content)) if matches!(answer, FormAnswer::Accept(_)) => {
+                arguments_of(content)
+            }
+            _ => return Err(format!("{tool} was not called: its form was closed")),
+        };
+        let state = self.record.state(ticket).await.map_err(|e| e.to_string())?;
+        if state.as_ref().is_some_and(|s| s.run.is_some()) {
+            return Err(format!(
+                "{ticket} is being worked: stop its run (s) or wait for it before calling a tool yourself"
+            ));
+        }
+        if self.ticket(ticket).is_none() {
+            return Err(format!("there is no ticket {ticket}"));
+        }
+        self.holding(ticket, self.call_as_person(ticket, tool, arguments))
+            .await
+    }
+
+    async fn call_as_person(
+        &self,
+        ticket: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<PersonCalled, String> {
+        let (name, conn, definition) = {
+            let tools = self.tools.read().await;
+            let found = tools.1.iter().find(|(name, _)| name.to_string() == tool);
+            match found {
+                None => {
+                    return Err(format!(
+                        "there is no tool {tool} on this desk's servers now"
+                    ));
+                }
+                Some((name, offered)) => {
+                    if let Some(held) = &offered.held {
+                        return Err(format!(
+                            "{tool} is withheld: {}; it can be called once a person approves it",
+                            held.reason(name)
+                        ));
+                    }
+                    (
+                        name.clone(),
+                        Arc::clone(&offered.conn),
+                        offered.tool.clone(),
+                    )
+                }
+            }
+        };
+        let problems = schema::problems(&definition.input_schema, &arguments);
+        if !problems.is_empty() {
+            return Err(format!(
+                "{tool} was not called: the values do not fit its input schema: {}",
+                problems.join("; ")
+            ));
+        }
+        let person = self.record.person().to_owned();
+        self.report(Event::ToolCall {
+            ticket: ticket.to_owned(),
+            turn: PERSON_TURN,
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        if !self.config.consent.allow.iter().any(|a| a == tool) {
+            self.report(Event::Consent {
+                ticket: ticket.to_owned(),
+                turn: PERSON_TURN,
+                tool: tool.to_owned(),
+                reason: format!("{person} called {tool} themselves"),
+                unseen: vec![],
+                approved: true,
+                by: person.clone(),
+                shown: None,
+                rule: Some(OWN_CALL.to_owned()),
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        }
+        let call = ToolCall {
+            id: format!("person_{ticket}"),
+            name: tool.to_owned(),
+            arguments,
+        };
+        let asked = Consent {
+            ticket,
+            turn: PERSON_TURN,
+            canonical: tool,
+            name: &name,
+            conn: &conn,
+            tool: &definition,
+            call: &call,
+            provenance: vec![],
+            backing: vec![],
+        };
+        let mut run = self.call_server(&asked).await;
+        let mut approval = None;
+        if let Some(parked) = &run.parked {
+            match self.park(&asked, parked).await {
+                Ok(id) => approval = Some(id),
+                Err(problem) => {
+                    run.text = format!(
+                        "{} asks a lead to answer, but the desk could not file it for the leads: {problem}",
+                        conn.prefix
+                    );
+                }
+            }
+        }
+        if approval.is_none() {
+            self.report(Event::Outcome {
+                ticket: ticket.to_owned(),
+                turn: PERSON_TURN,
+                tool: tool.to_owned(),
+                outcome: run.outcome,
+                text: run.text.clone(),
+                truncated: run.truncated,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(PersonCalled {
+            tool: tool.to_owned(),
+            outcome: run.outcome,
+            text: run.text,
+            approval,
+        })
+    }
+}
+
+/// A tool's arguments as a form with the elicitation form's widgets, when its input schema is
+/// one (flat, of text, numbers, choices, booleans and lists of those); otherwise one field of
+/// JSON for the whole object.
+fn arguments_form(input_schema: &Map<String, Value>) -> FormKind {
+    let as_form = serde_json::from_value::<ElicitationSchema>(flat(input_schema))
+        .ok()
+        .and_then(|requested_schema| {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: String::new(),
+                requested_schema,
+            };
+            form_wire::form_ask("", "", None, &params).ok()
+        });
+    match as_form {
+        Some(ask) => ask.kind,
+        None => FormKind::Fields(vec![crate::host::api::Field {
+            name: JSON_FIELD.to_owned(),
+            title: Some("The arguments, as one JSON object".to_owned()),
+            description: Some(Value::Object(input_schema.clone()).to_string()),
+            required: true,
+            kind: crate::host::api::FieldKind::Text {
+                min_length: Some(2),
+                max_length: None,
+                format: None,
+                default: Some("{}".to_owned()),
+            },
+        }]),
+    }
+}
+
+/// The schema as a form's: an optional value's `["string", "null"]` is its one type, and a
+/// `null` default is none (both are how Rust's schemas say "may be left out").
+fn flat(input_schema: &Map<String, Value>) -> Value {
+    let mut schema = input_schema.clone();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for property in properties.values_mut() {
+            let Value::Object(property) = property else {
+                continue;
+            };
+            if let Some(Value::Array(types)) = property.get("type") {
+                let named: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                if let [one] = named.as_slice() {
+                    let one = (*one).clone();
+                    property.insert("type".to_owned(), one);
+                }
+            }
+            if property.get("default") == Some(&Value::Null) {
+                property.remove("default");
+            }
+        }
+    }
+    Value::Object(schema)
+}
+
+/// The one field of a form whose tool's schema the widgets cannot show.
+const JSON_FIELD: &str = "arguments (JSON)";
+
+/// The arguments a form's answer makes: its values, or the JSON object written in the one
+/// JSON field.
+fn arguments_of(content: Map<String, Value>) -> Map<String, Value> {
+    match content.get(JSON_FIELD).and_then(Value::as_str) {
+        Some(text) => match serde_json::from_str(text) {
+            Ok(Value::Object(map)) => map,
+            _ => content,
+        },
+        None => content,
+    }
+}
+
+impl Host {
+    /// A fresh run hears of the calls people made on the ticket before it, with their results
+    /// as the model reads any result, and its draft is checked against them too.
+    pub(in crate::host) async fn tell_of_person_calls(
+        &self,
+        ticket: &str,
+        conversation: &mut crate::host::run::conversation::Conversation,
+    ) {
+        let events = match self.record.ticket_events(ticket).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(ticket, error = %e, "could not read the ticket's earlier calls");
+                return;
+            }
+        };
+        let facts = crate::host::run::continuation::person_calls(&events);
+        if facts.is_empty() {
+            return;
+        }
+        let blocks: Vec<String> = facts
+            .iter()
+            .map(|fact| {
+                let arguments = Value::Object(fact.arguments.clone());
+                crate::model::chat::tool_response_block(
+                    &fact.tool,
+                    fact.outcome.label(),
+                    &format!("called with {arguments}\n{}", fact.result),
+                )
+            })
+            .collect();
+        conversation.messages.push(crate::model::chat::Message::User {
+            content: format!(
+                "A person at the desk already made these calls on this ticket; their results are real, so do not make them again:\n{}",
+                blocks.join("\n")
+            ),
+        });
+        conversation.facts.extend(facts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::host::api::FieldKind;
+
+    fn names(kind: &FormKind) -> Vec<(String, bool)> {
+        match kind {
+            FormKind::Fields(fields) => fields
+                .iter()
+                .map(|f| (f.name.clone(), f.required))
+                .collect(),
+            FormKind::Url { .. } => vec![],
+        }
+    }
+
+    #[test]
+    fn a_flat_schema_is_a_form_with_its_optional_values_left_optional() {
+        let quote = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "QuoteArgs",
+            "type": "object",
+            "properties": {
+                "order_id": {"description": "The order to refund.", "type": "string"},
+                "sku": {"description": "One line's SKU.", "type": ["string", "null"], "default": null},
+                "reason": {"description": "Why.", "type": "string"}
+            },
+            "required": ["order_id", "reason"]
+        });
+        let Value::Object(schema) = quote else {
+            unreachable!()
+        };
+        assert_eq!(
+            names(&arguments_form(&schema)),
+            [
+                ("order_id".to_owned(), true),
+                ("sku".to_owned(), false),
+                ("reason".to_owned(), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_schema_the_widgets_cannot_show_is_one_json_field() {
+        let nested = json!({
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": {"type": "object"}}}
+        });
+        let Value::Object(schema) = nested else {
+            unreachable!()
+        };
+        let FormKind::Fields(fields) = arguments_form(&schema) else {
+            panic!("a form")
+        };
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].name, JSON_FIELD);
+        assert!(matches!(fields[0].kind, FieldKind::Text { .. }));
+        let written = Map::from_iter([(
+            JSON_FIELD.to_owned(),
+            Value::from(r#"{"items": [{"sku": "X"}]}"#),
+        )]);
+        assert_eq!(
+            Value::Object(arguments_of(written)),
+            json!({"items": [{"sku": "X"}]})
+        );
+    }
+}
