@@ -62,6 +62,8 @@ pub enum Command {
     Approvals(commands::approvals::ApprovalsArgs),
     /// Answer one open approval as the person the store logs in as (a lead who did not ask).
     Approve(commands::approve::ApproveArgs),
+    /// Call a tool on a ticket yourself, through the desk's gate and record (as `c` does).
+    Call(commands::call::CallArgs),
     /// Line up two recordings ticket by ticket: their figures, and what each run did differently.
     Compare(commands::compare::CompareArgs),
     /// Print the summary of a recorded run, computed from the recording alone.
@@ -164,6 +166,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Team { command } => commands::team::execute(command).await,
         Command::Approvals(args) => commands::approvals::execute(args).await,
         Command::Approve(args) => commands::approve::execute(args).await,
+        Command::Call(args) => commands::call::execute(args).await,
         Command::Compare(args) => commands::compare::execute(args).await,
         Command::Summary(args) => commands::summary::execute(args).await,
     }

@@ -9,6 +9,7 @@ use clap::Args;
 
 pub mod approvals;
 pub mod approve;
+pub mod call;
 pub mod compare;
 pub mod desk;
 pub mod export;

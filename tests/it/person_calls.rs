@@ -162,3 +162,92 @@ async fn a_person_quotes_and_issues_a_refund_and_the_run_and_the_check_count_it(
         "{asked}"
     );
 }
+
+/// `support-desk call`, headless: the same call as `c`, as the person the desk runs as; on
+/// one person's desk `--lead` answers the shop's release form, and without it the form is
+/// declined and the refund stays held. Arguments are checked against the tool's form first.
+#[tokio::test]
+async fn the_call_command_quotes_and_issues_as_the_person() {
+    let dir = tempfile::tempdir().expect("dir");
+    let data = dir.path().to_string_lossy().into_owned();
+    let call = |args: Vec<String>| {
+        let data = data.clone();
+        async move {
+            let output = tokio::process::Command::new(crate::support::BIN)
+                .arg("call")
+                .args(&args)
+                .args(["--data-dir", &data])
+                .env("SUPPORT_DESK_STAFF", "ana")
+                .output()
+                .await
+                .expect("runs");
+            (
+                output.status.success(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        }
+    };
+    let owned = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let (ok, _, said) = call(owned(&["T-0003", "shop.issue_refund", "--arg", "quote=1"])).await;
+    assert!(!ok && said.contains("its fields are: quote_id"), "{said}");
+
+    let (ok, out, said) = call(owned(&[
+        "T-0003",
+        "shop.quote_refund",
+        "--arg",
+        "order_id=O-1587",
+        "--arg",
+        "reason=the motor smells burnt",
+    ]))
+    .await;
+    assert!(ok, "{said}");
+    assert!(
+        out.starts_with("T-0003 · shop.quote_refund → result: "),
+        "{out}"
+    );
+    let quote_id = out
+        .split('"')
+        .find(|w| w.starts_with("Q-"))
+        .expect("a quote id")
+        .to_owned();
+    let issue = |lead: Option<&str>| {
+        let mut args = owned(&["T-0003", "shop.issue_refund", "--arg"]);
+        args.push(format!("quote_id={quote_id}"));
+        if let Some(lead) = lead {
+            args.extend(owned(&["--lead", lead]));
+        }
+        call(args)
+    };
+    let (ok, out, said) = issue(None).await;
+    assert!(
+        ok && out.contains("tool error") && out.contains("still holds it"),
+        "{out}{said}"
+    );
+    let (ok, out, said) = issue(Some("accept")).await;
+    assert!(ok && out.contains("\"status\":\"released\""), "{out}{said}");
+
+    let record = support_desk::record::DeskRecord::open(
+        &dir.path().join(support_desk::record::RECORD_FILE),
+        None,
+        "checker",
+        &[],
+    )
+    .expect("the desk's record");
+    let by: Vec<String> = record
+        .ticket_events("T-0003")
+        .expect("events")
+        .into_iter()
+        .filter(|s| {
+            matches!(
+                s.event,
+                Event::ToolCall {
+                    turn: PERSON_TURN,
+                    ..
+                }
+            )
+        })
+        .map(|s| s.by)
+        .collect();
+    assert_eq!(by, ["ana", "ana", "ana"], "every call is the person's");
+}
