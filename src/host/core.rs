@@ -66,7 +66,7 @@ pub struct Host {
     /// this desk: their events are followed like anyone's.
     pub(super) told: std::sync::Mutex<std::collections::HashSet<i64>>,
     /// The runs a person may stop, and the queue's.
-    pub(super) stops: crate::host::run::stop::Stops,
+    pub(super) stops: Stops,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -401,5 +401,37 @@ impl Host {
         for conn in self.connected() {
             conn.forget().await;
         }
+    }
+}
+
+/// The runs under way on this desk that a person may stop, and the queue's run.
+#[derive(Debug, Default)]
+pub struct Stops {
+    runs: std::sync::Mutex<BTreeMap<String, tokio_util::sync::CancellationToken>>,
+    queue: std::sync::Mutex<Option<tokio_util::sync::CancellationToken>>,
+}
+
+impl Stops {
+    pub(in crate::host) fn runs(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<String, tokio_util::sync::CancellationToken>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the queue's stop, leaving none.
+    pub(in crate::host) fn queue_taken(&self) -> Option<tokio_util::sync::CancellationToken> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// The queue run has ended: there is no queue to stop.
+    pub(in crate::host) fn queue_ends(&self) {
+        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// A queue run begins: the token that stops it from starting another ticket.
+    pub(in crate::host) fn queue_begins(&self) -> tokio_util::sync::CancellationToken {
+        let token = tokio_util::sync::CancellationToken::new();
+        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
+        token
     }
 }

@@ -3,38 +3,10 @@
 //! request is dropped, a question waiting for a person is withdrawn. The ticket then needs a
 //! person, with who stopped it and what was under way, in the record.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use tokio_util::sync::CancellationToken;
 
 use crate::host::core::{Host, TicketRun};
 use crate::record::Event;
-
-/// The runs under way on this desk that a person may stop, and the queue's run.
-#[derive(Debug, Default)]
-pub struct Stops {
-    runs: Mutex<BTreeMap<String, CancellationToken>>,
-    queue: Mutex<Option<CancellationToken>>,
-}
-
-impl Stops {
-    fn runs(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, CancellationToken>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The queue run has ended: there is no queue to stop.
-    pub(in crate::host) fn queue_ends(&self) {
-        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    }
-
-    /// A queue run begins: the token that stops it from starting another ticket.
-    pub(in crate::host) fn queue_begins(&self) -> CancellationToken {
-        let token = CancellationToken::new();
-        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
-        token
-    }
-}
 
 impl Host {
     /// Runs `run` for `ticket` until it ends or a person stops it; a stopped run is recorded
@@ -96,12 +68,7 @@ impl Host {
     /// Stops the queue's run: no other ticket starts, and the ones under way stop; tickets it
     /// finished stay as they are. `Err` when nothing runs.
     pub async fn stop_queue(&self) -> Result<(), String> {
-        let queue = self
-            .stops
-            .queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let queue = self.stops.queue_taken();
         let runs: Vec<CancellationToken> = self.stops.runs().values().cloned().collect();
         if queue.is_none() && runs.is_empty() {
             return Err("nothing is being worked on this desk, so there is nothing to stop".into());
