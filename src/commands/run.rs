@@ -220,7 +220,7 @@ pub(crate) async fn work(
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_)
             | HostEvent::ResourceText { .. }
-            | HostEvent::Tools(_)
+            | HostEvent::Tools { .. }
             | HostEvent::Approvals(_)
             | HostEvent::Trust(_) => {}
         }

@@ -47,8 +47,9 @@ pub enum Command {
     Stop(TicketId),
     /// Stop the queue's run: no other ticket starts, and those under way stop.
     StopQueue,
-    /// The tools a person may call, with their forms (answered by `HostEvent::Tools`).
-    ListTools,
+    /// The tools a person may call on a ticket, with their forms and the calls its results
+    /// offer next (answered by `HostEvent::Tools`).
+    ListTools(TicketId),
     /// Call `tool` on `ticket` as this desk's person, with the answer to its arguments' form:
     /// the same gate, lead routing and record as a model's call; choosing it is the yes.
     CallTool {
@@ -275,6 +276,18 @@ pub struct ToolInfo {
     pub form: FormKind,
     /// Why the host holds it back until a person approves its definition, if it does.
     pub withheld: Option<String>,
+}
+
+/// A call a ticket's results offer next: a tool whose required arguments its earlier results
+/// hold, by name, with the form prefilled from them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NextStep {
+    /// `prefix.tool`.
+    pub tool: String,
+    /// Each prefilled argument with its value and the result it came from.
+    pub values: Vec<(String, String, String)>,
+    /// The tool's arguments' form, those values filled in.
+    pub form: FormKind,
 }
 
 /// A server asks for input (elicitation), through the host.

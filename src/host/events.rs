@@ -31,8 +31,13 @@ pub enum HostEvent {
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.
     Resources(Vec<ResourceInfo>),
-    /// The tools a person may call (`Command::ListTools`).
-    Tools(Vec<super::api::ToolInfo>),
+    /// The tools a person may call on `ticket`, and the calls its results offer next
+    /// (`Command::ListTools`).
+    Tools {
+        ticket: String,
+        tools: Vec<super::api::ToolInfo>,
+        next: Vec<super::api::NextStep>,
+    },
     /// A resource's text, read for the person who asked (`Command::ReadResource`).
     ResourceText {
         server: String,

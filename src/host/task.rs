@@ -168,8 +168,14 @@ async fn handle(
         Command::TakeOver { ticket, reason } => {
             report(events, host.take_over(&ticket, &reason).await)
         }
-        Command::ListTools => {
-            let _ = events.send(HostEvent::Tools(host.tools_for_people().await));
+        Command::ListTools(ticket) => {
+            let tools = host.tools_for_people().await;
+            let next = host.next_steps(&ticket, &tools).await;
+            let _ = events.send(HostEvent::Tools {
+                ticket,
+                tools,
+                next,
+            });
         }
         Command::CallTool {
             ticket,

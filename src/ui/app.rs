@@ -96,6 +96,8 @@ pub struct App {
     pub resources: Vec<ResourceInfo>,
     /// The tools a person may call, as the host last listed them.
     pub tools: Vec<crate::host::api::ToolInfo>,
+    /// The calls the current ticket's results offer next, listed first in the tools picker.
+    pub next_steps: Vec<crate::host::api::NextStep>,
     /// The team's open approvals, as the host last listed them.
     pub approvals: Vec<ApprovalView>,
     /// The tools people trust to run unasked, as the host last reported them.
@@ -107,6 +109,8 @@ pub struct App {
     pub message: Option<String>,
     /// The approval a lead asked to answer, while the message says its form is on its way.
     pub opening_approval: Option<i64>,
+    /// The ticket whose next step a person asked for (`C`), while the tools are on their way.
+    pub opening_next_step: Option<String>,
     /// Lines scrolled up from the end of the ticket pane; 0 follows the live turn.
     pub scroll_back: u16,
     pub queue_run: Option<(usize, usize)>,
@@ -134,6 +138,7 @@ impl App {
             prompts: vec![],
             resources: vec![],
             tools: vec![],
+            next_steps: vec![],
             approvals: vec![],
             trust: vec![],
             model,
@@ -141,6 +146,7 @@ impl App {
             lead: None,
             message: None,
             opening_approval: None,
+            opening_next_step: None,
             scroll_back: 0,
             queue_run: None,
             exit: false,
@@ -279,7 +285,24 @@ impl App {
             HostEvent::Servers(servers) => self.servers = servers,
             HostEvent::Prompts(prompts) => self.prompts = prompts,
             HostEvent::Resources(resources) => self.resources = resources,
-            HostEvent::Tools(tools) => self.tools = tools,
+            HostEvent::Tools {
+                ticket,
+                tools,
+                next,
+            } => {
+                self.tools = tools;
+                // Next steps belong to the ticket they were read for: none if the person moved on.
+                let here = self
+                    .current()
+                    .is_some_and(|item| item.ticket.ticket_id == ticket);
+                self.next_steps = if here { next } else { vec![] };
+                if self.opening_next_step.take().as_deref() == Some(ticket.as_str())
+                    && here
+                    && self.modal.is_none()
+                {
+                    self.open_next_step(&ticket);
+                }
+            }
             HostEvent::ResourceText { server, uri, text } => match self.modal {
                 None => {
                     self.message = None;
@@ -550,10 +573,18 @@ impl App {
             Action::Withdraw => self.withdraw(),
             Action::PickPrompt => self.open_picker(PickerKind::Prompts),
             Action::CallTool => {
-                self.current()?;
+                let ticket = self.current()?.ticket.ticket_id.clone();
+                self.next_steps.clear();
                 self.open_picker(PickerKind::Tools);
                 // The tools as the host offers them now; the picker shows them when they come.
-                return Some(Command::ListTools);
+                return Some(Command::ListTools(ticket));
+            }
+            Action::NextStep => {
+                let ticket = self.current()?.ticket.ticket_id.clone();
+                self.next_steps.clear();
+                self.message = Some(format!("reading {ticket}'s results for a next step…"));
+                self.opening_next_step = Some(ticket.clone());
+                return Some(Command::ListTools(ticket));
             }
             Action::PickResource => {
                 self.open_picker(PickerKind::Resources);

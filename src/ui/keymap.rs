@@ -37,6 +37,8 @@ pub enum Action {
     PickResource,
     /// Call one of the offered tools yourself, with its arguments in a form.
     CallTool,
+    /// Take the call the ticket's results offer next, its form filled in from them.
+    NextStep,
     PickReview,
     /// The tools people trust: listed, and revoked.
     Trust,
@@ -219,7 +221,13 @@ pub const DESK: &[Binding] = &[
         &[Key::Char('c')],
         "c",
         Action::CallTool,
-        "call a tool yourself, with its arguments in a form",
+        "call a tool yourself, with its arguments in a form (the results' next steps first)",
+    ),
+    bind(
+        &[Key::Char('C'), Key::Shifted('c')],
+        "C",
+        Action::NextStep,
+        "take the call the ticket's results offer next, filled in from them",
     ),
     bind(
         &[Key::Char('r')],

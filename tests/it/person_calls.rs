@@ -85,6 +85,18 @@ async fn a_person_quotes_and_issues_a_refund_and_the_run_and_the_check_count_it(
         .expect("quoted");
     let quote: Value = serde_json::from_str(&quoted.text).expect("the shop's JSON");
     let quote_id = quote["quote_id"].as_str().expect("a quote id").to_owned();
+    // The quote offers its refund next, filled in from the quote's result.
+    let next = h.host.next_steps(&ticket, &offered).await;
+    let names: Vec<&str> = next.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(names, ["shop.issue_refund"], "{next:?}");
+    assert_eq!(
+        next[0].values,
+        [(
+            "quote_id".to_owned(),
+            quote_id.clone(),
+            "shop.quote_refund".to_owned()
+        )]
+    );
     let released = h
         .host
         .person_call(
@@ -130,6 +142,11 @@ async fn a_person_quotes_and_issues_a_refund_and_the_run_and_the_check_count_it(
         })
         .collect();
     assert_eq!(person_calls, ["shop.quote_refund", "shop.issue_refund"]);
+    let after = h.host.next_steps(&ticket, &offered).await;
+    assert!(
+        after.iter().all(|s| s.tool != "shop.issue_refund"),
+        "the refund it offered was made: {after:?}"
+    );
 
     // The draft check counts the person's refund; on a ticket without one it would not.
     let reply = "Your refund of EUR 279.00 has been released.";

@@ -300,6 +300,143 @@ impl Host {
     }
 }
 
+impl Host {
+    /// The calls `ticket`'s results offer next, the latest result's first: each offered tool,
+    /// not withheld, whose required arguments all appear by name among the values its earlier
+    /// results brought (the latest one of each name; not those a call was given and its result
+    /// echoes), and that was not already sent with those values. Generic over schemas and
+    /// names: a `quote_id` in a result offers any tool that requires a `quote_id`.
+    pub async fn next_steps(
+        &self,
+        ticket: &str,
+        tools: &[crate::host::api::ToolInfo],
+    ) -> Vec<crate::host::api::NextStep> {
+        let facts = match self.call_log(ticket).await {
+            Ok(facts) => facts,
+            Err(e) => {
+                tracing::warn!(ticket, error = %e, "could not read the ticket's call log");
+                return Vec::new();
+            }
+        };
+        next_steps(&facts, tools)
+    }
+}
+
+/// See [`Host::next_steps`].
+fn next_steps(
+    facts: &[crate::host::checks::CallFact],
+    tools: &[crate::host::api::ToolInfo],
+) -> Vec<crate::host::api::NextStep> {
+    use std::collections::BTreeMap;
+    // Each value a result brought, by its name, with the tool it came from and when: a value
+    // the call was given and its result only echoes brings nothing new.
+    let mut known: BTreeMap<String, (String, String, usize)> = BTreeMap::new();
+    for (at, fact) in facts.iter().enumerate() {
+        if fact.outcome != Outcome::Result {
+            continue;
+        }
+        if let Ok(value) = serde_json::from_str::<Value>(&fact.result) {
+            scalars(&value, &mut |name, text| {
+                if scalar_text(fact.arguments.get(name)).as_ref() != Some(&text) {
+                    known.insert(name.to_owned(), (text, fact.tool.clone(), at));
+                }
+            });
+        }
+    }
+    let mut steps = Vec::new();
+    for tool in tools.iter().filter(|t| t.withheld.is_none()) {
+        let FormKind::Fields(fields) = &tool.form else {
+            continue;
+        };
+        let mut values = Vec::new();
+        let mut latest = 0;
+        let mut form = fields.clone();
+        for field in &mut form {
+            if let Some((value, from, at)) = known.get(&field.name)
+                && prefill(&mut field.kind, value)
+            {
+                values.push((field.name.clone(), value.clone(), from.clone()));
+                latest = latest.max(*at);
+            }
+        }
+        let filled = |name: &str| values.iter().any(|(filled, _, _)| filled == name);
+        let mut required = form.iter().filter(|f| f.required).peekable();
+        if required.peek().is_none() || !required.all(|f| filled(&f.name)) {
+            continue;
+        }
+        // Sent already with these values, whatever came of it (a call that did not finish
+        // may have run): not offered again. A declined call never reached the server.
+        let already = facts.iter().any(|fact| {
+            fact.tool == tool.name
+                && !matches!(fact.outcome, Outcome::Declined | Outcome::UnknownTool)
+                && values.iter().all(|(name, value, _)| {
+                    scalar_text(fact.arguments.get(name)).as_ref() == Some(value)
+                })
+        });
+        if !already {
+            let step = crate::host::api::NextStep {
+                tool: tool.name.clone(),
+                values,
+                form: FormKind::Fields(form),
+            };
+            steps.push((latest, step));
+        }
+    }
+    // What the latest result offers comes first.
+    steps.sort_by_key(|(latest, _)| std::cmp::Reverse(*latest));
+    steps.into_iter().map(|(_, step)| step).collect()
+}
+
+/// Every string or number in `value`, with the name it is held under, depth first.
+fn scalars(value: &Value, found: &mut impl FnMut(&str, String)) {
+    match value {
+        Value::Object(map) => {
+            for (name, inner) in map {
+                match scalar_text(Some(inner)) {
+                    Some(text) => found(name, text),
+                    None => scalars(inner, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| scalars(item, found)),
+        _ => {}
+    }
+}
+
+/// A string or a number as text; anything else is no single value.
+fn scalar_text(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(text) if !text.is_empty() => Some(text.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Sets `kind`'s default to `value` where the field can hold it, and says whether it could;
+/// a value it cannot hold (a word in a number's field, a choice it does not offer) leaves the
+/// field as it was.
+fn prefill(kind: &mut crate::host::api::FieldKind, value: &str) -> bool {
+    use crate::host::api::FieldKind;
+    match kind {
+        FieldKind::Text { default, .. } => *default = Some(value.to_owned()),
+        FieldKind::Number { default, .. } => match value.parse() {
+            Ok(number) => *default = Some(number),
+            Err(_) => return false,
+        },
+        FieldKind::Integer { default, .. } => match value.parse() {
+            Ok(number) => *default = Some(number),
+            Err(_) => return false,
+        },
+        FieldKind::Choice { options, default } if options.iter().any(|o| o.value == value) => {
+            *default = Some(value.to_owned())
+        }
+        FieldKind::Choice { .. } | FieldKind::Boolean { .. } | FieldKind::Choices { .. } => {
+            return false;
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -366,5 +503,154 @@ mod tests {
             Value::Object(arguments_of(written)),
             json!({"items": [{"sku": "X"}]})
         );
+    }
+
+    fn tool(name: &str, schema: Value) -> crate::host::api::ToolInfo {
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        crate::host::api::ToolInfo {
+            name: name.to_owned(),
+            server: name.split('.').next().unwrap_or_default().to_owned(),
+            title: None,
+            description: String::new(),
+            form: arguments_form(&schema),
+            withheld: None,
+        }
+    }
+
+    fn fact(tool: &str, arguments: Value, result: Value) -> crate::host::checks::CallFact {
+        let Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        crate::host::checks::CallFact {
+            tool: tool.to_owned(),
+            turn: 1,
+            outcome: Outcome::Result,
+            arguments,
+            result: result.to_string(),
+        }
+    }
+
+    fn shop_tools() -> Vec<crate::host::api::ToolInfo> {
+        let one = |name: &str| json!({"type": "object", "properties": {name: {"type": "string"}}, "required": [name]});
+        vec![
+            tool("shop.lookup_order", one("order_id")),
+            tool(
+                "shop.quote_refund",
+                json!({"type": "object", "properties": {
+                    "order_id": {"type": "string"}, "reason": {"type": "string"}
+                }, "required": ["order_id", "reason"]}),
+            ),
+            tool("shop.issue_refund", one("quote_id")),
+            tool("partner.track_parcel", one("tracking_number")),
+        ]
+    }
+
+    fn defaults(kind: &FormKind) -> Vec<(String, Option<String>)> {
+        let FormKind::Fields(fields) = kind else {
+            return vec![];
+        };
+        fields
+            .iter()
+            .map(|f| match &f.kind {
+                FieldKind::Text { default, .. } => (f.name.clone(), default.clone()),
+                _ => (f.name.clone(), None),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_quote_offers_its_refund_with_the_quote_filled_in_and_where_it_came_from() {
+        let facts = [
+            fact(
+                "shop.lookup_order",
+                json!({"order_id": "O-1001"}),
+                json!({"order_id": "O-1001", "lines": [{"sku": "KG-0001", "qty": 1}]}),
+            ),
+            fact(
+                "shop.quote_refund",
+                json!({"order_id": "O-1001", "reason": "broken"}),
+                json!({"quote_id": "Q-7F3A", "order_id": "O-1001", "amount": "EUR 12.00"}),
+            ),
+        ];
+        let steps = next_steps(&facts, &shop_tools());
+        let names: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+        // The order only echoes what each call was given; the quote needs a reason no result
+        // holds.
+        assert_eq!(names, ["shop.issue_refund"]);
+        assert_eq!(
+            steps[0].values,
+            [(
+                "quote_id".to_owned(),
+                "Q-7F3A".to_owned(),
+                "shop.quote_refund".to_owned()
+            )]
+        );
+        assert_eq!(
+            defaults(&steps[0].form),
+            [("quote_id".to_owned(), Some("Q-7F3A".to_owned()))]
+        );
+    }
+
+    #[test]
+    fn a_call_made_already_with_those_values_is_not_offered_again_whatever_came_of_it() {
+        let mut issued = fact(
+            "shop.issue_refund",
+            json!({"quote_id": "Q-7F3A"}),
+            json!("waiting for a lead"),
+        );
+        issued.outcome = Outcome::ToolError;
+        let facts = [
+            fact(
+                "shop.quote_refund",
+                json!({"order_id": "O-1001", "reason": "broken"}),
+                json!({"quote_id": "Q-7F3A"}),
+            ),
+            issued,
+        ];
+        assert_eq!(next_steps(&facts, &shop_tools()), []);
+        // A new quote is a new step.
+        let again = [
+            facts[0].clone(),
+            facts[1].clone(),
+            fact(
+                "shop.quote_refund",
+                json!({"order_id": "O-1001", "reason": "broken"}),
+                json!({"quote_id": "Q-9B21"}),
+            ),
+        ];
+        let steps = next_steps(&again, &shop_tools());
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].values[0].1, "Q-9B21");
+        // A call a person declined never reached the shop: a person may still make it.
+        let mut declined = facts.clone();
+        declined[1].outcome = Outcome::Declined;
+        assert_eq!(next_steps(&declined, &shop_tools()).len(), 1);
+    }
+
+    #[test]
+    fn values_come_only_from_results_never_from_refusals_or_withheld_tools() {
+        let mut refused = fact(
+            "shop.lookup_order",
+            json!({"order_id": "O-1001"}),
+            json!({"tracking_number": "KP12345"}),
+        );
+        refused.outcome = Outcome::ToolError;
+        assert_eq!(next_steps(&[refused.clone()], &shop_tools()), []);
+
+        let found = fact(
+            "shop.lookup_order",
+            json!({"order_id": "O-1001"}),
+            json!({"order": {"shipment": {"tracking_number": "KP12345"}}}),
+        );
+        let steps = next_steps(std::slice::from_ref(&found), &shop_tools());
+        assert_eq!(
+            steps.iter().map(|s| s.tool.as_str()).collect::<Vec<_>>(),
+            ["partner.track_parcel"]
+        );
+        let mut tools = shop_tools();
+        tools[3].withheld = Some("its definition changed".into());
+        assert_eq!(next_steps(&[found], &tools), []);
     }
 }

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, HAND_OVER_TO, Modal, Picker, PickerKind, QueueItem};
 use crate::host::api::{
-    Command, ConsentAnswer, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind,
+    Command, ConsentAnswer, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, NextStep,
     PersonPrompt, PromptInfo,
 };
 use crate::host::api::{ConsentAsk, Pending};
@@ -288,7 +288,7 @@ impl App {
         let count = match picker.kind {
             PickerKind::Prompts => self.prompts.len(),
             PickerKind::Resources => self.resources.len(),
-            PickerKind::Tools => self.tools.len(),
+            PickerKind::Tools => self.next_steps.len() + self.tools.len(),
             PickerKind::Reviews => self.review_choices().len(),
             PickerKind::Approvals => self.approvals.len(),
         };
@@ -340,23 +340,7 @@ impl App {
                         })
                     }
                     PickerKind::Tools => {
-                        let tool = &self.tools[picker.selected];
-                        if let Some(why) = &tool.withheld {
-                            self.message = Some(why.clone());
-                            return None;
-                        }
-                        // The desk asks this, not the server: the heading says so.
-                        let heading = format!("You call {} for {ticket}: its arguments", tool.name);
-                        let ask = FormAsk {
-                            ticket: Some(ticket.clone()),
-                            server: tool.server.clone(),
-                            origin: format!("{} (you call it)", tool.name),
-                            message: tool.description.clone(),
-                            kind: tool.form.clone(),
-                            asked_by: None,
-                        };
-                        let form = FormModal::new(ask).with_heading(heading);
-                        self.modal = Some(Modal::CallArgs(form, tool.name.clone()));
+                        self.open_call(&ticket, picker.selected);
                         None
                     }
                     PickerKind::Reviews | PickerKind::Approvals => None,
@@ -416,4 +400,68 @@ fn scrolled(scroll: u16, code: KeyCode) -> u16 {
         KeyCode::Home => 0,
         _ => scroll,
     }
+}
+
+impl App {
+    /// Opens the first call `ticket`'s results offer next, or says there is none.
+    pub(super) fn open_next_step(&mut self, ticket: &str) {
+        if self.next_steps.is_empty() {
+            self.message = Some(format!(
+                "nothing in {ticket}'s results fills in another tool's call: c lists every tool"
+            ));
+        } else {
+            self.message = None;
+            self.open_call(ticket, 0);
+        }
+    }
+
+    /// Opens the form of the tools picker's `row`: a next step's, prefilled from the results
+    /// it names, or an offered tool's; a withheld tool says why instead.
+    fn open_call(&mut self, ticket: &str, row: usize) {
+        let (tool, kind, from) = match self.next_steps.get(row) {
+            Some(step) => {
+                let Some(tool) = self.tools.iter().find(|t| t.name == step.tool) else {
+                    return;
+                };
+                (tool, step.form.clone(), Some(next_step_sources(step)))
+            }
+            None => {
+                let Some(tool) = self.tools.get(row - self.next_steps.len()) else {
+                    return;
+                };
+                if let Some(why) = &tool.withheld {
+                    self.message = Some(why.clone());
+                    return;
+                }
+                (tool, tool.form.clone(), None)
+            }
+        };
+        // The desk asks this, not the server: the heading says so.
+        let heading = format!("You call {} for {ticket}: its arguments", tool.name);
+        let message = match from {
+            Some(from) => format!("{from}\n\n{}", tool.description),
+            None => tool.description.clone(),
+        };
+        let ask = FormAsk {
+            ticket: Some(ticket.to_owned()),
+            server: tool.server.clone(),
+            origin: format!("{} (you call it)", tool.name),
+            message,
+            kind,
+            asked_by: None,
+        };
+        let form = FormModal::new(ask).with_heading(heading);
+        self.modal = Some(Modal::CallArgs(form, tool.name.clone()));
+    }
+}
+
+/// Where a next step's values came from, in words: "filled in: quote_id Q-1 from
+/// shop.quote_refund's result".
+pub(in crate::ui) fn next_step_sources(step: &NextStep) -> String {
+    let values: Vec<String> = step
+        .values
+        .iter()
+        .map(|(name, value, from)| format!("{name} {value} from {from}'s result"))
+        .collect();
+    format!("filled in: {}", values.join(", "))
 }

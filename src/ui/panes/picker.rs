@@ -76,9 +76,21 @@ fn rows(app: &App, picker: &Picker) -> (&'static str, Vec<String>) {
         ),
         PickerKind::Tools => (
             " Call a tool yourself (Enter opens its form · Esc closes) ",
-            app.tools
+            app.next_steps
                 .iter()
-                .map(|t| {
+                .map(|step| {
+                    let values: Vec<String> = step
+                        .values
+                        .iter()
+                        .map(|(name, value, from)| format!("{name}={value} (from {from})"))
+                        .collect();
+                    format!(
+                        "next: {}  {}",
+                        one_line(&step.tool),
+                        one_line(&values.join(" "))
+                    )
+                })
+                .chain(app.tools.iter().map(|t| {
                     let about = t.title.as_deref().unwrap_or(&t.description);
                     let withheld = if t.withheld.is_some() {
                         " (withheld)"
@@ -86,7 +98,7 @@ fn rows(app: &App, picker: &Picker) -> (&'static str, Vec<String>) {
                         ""
                     };
                     format!("{}{withheld}  {}", one_line(&t.name), one_line(about))
-                })
+                }))
                 .collect(),
         ),
         PickerKind::Resources => (
