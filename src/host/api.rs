@@ -276,6 +276,9 @@ pub struct ToolInfo {
     pub form: FormKind,
     /// Why the host holds it back until a person approves its definition, if it does.
     pub withheld: Option<String>,
+    /// Each argument the ticket filled in (a suggestion in the form, never sent unseen): its
+    /// name, its value and where in the ticket it was found (`T-0003's text`).
+    pub suggested: Vec<(String, String, String)>,
 }
 
 /// A call a ticket's results offer next: a tool whose required arguments its earlier results

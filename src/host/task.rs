@@ -169,7 +169,7 @@ async fn handle(
             report(events, host.take_over(&ticket, &reason).await)
         }
         Command::ListTools(ticket) => {
-            let tools = host.tools_for_people().await;
+            let tools = host.tools_for(&ticket).await;
             let next = host.next_steps(&ticket, &tools).await;
             let _ = events.send(HostEvent::Tools {
                 ticket,

@@ -451,10 +451,16 @@ async fn on_the_embedded_default_a_person_issues_the_refund_and_the_shops_form_a
     // partner.track_parcel, shop.find_orders, find_products, get_order_status,
     // issue_refund, quote_refund: the sixth.
     desk.press(b"jjjjj\r");
-    desk.screen
+    let form = desk
+        .screen
         .wait_for("You call shop.quote_refund for T-0003")
         .await;
-    desk.press(b"O-1587\t\tthe motor smells burnt");
+    // The order number the customer wrote is filled in, saying so; the person gives a reason.
+    assert!(
+        form.contains("order_id O-1587 from T-0003's text"),
+        "{form}"
+    );
+    desk.press(b"\t\tthe motor smells burnt");
     desk.press(b"\x12"); // Ctrl-R: review
     desk.screen.wait_for("will receive:").await;
     desk.press(b"\r");

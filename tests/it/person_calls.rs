@@ -268,3 +268,122 @@ async fn the_call_command_quotes_and_issues_as_the_person() {
         .collect();
     assert_eq!(by, ["ana", "ana", "ana"], "every call is the person's");
 }
+
+/// A tool whose definition changed since its pin is called by a person only once they have
+/// seen the change and said yes: declined, nothing reaches the server; approved, the pin
+/// takes the definition as it is, and the call goes through. A value the schema refuses is
+/// never sent.
+#[tokio::test]
+async fn a_withheld_tool_is_called_only_after_its_change_is_approved_and_a_bad_value_never() {
+    let approve = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut setup = Setup::new(scripted(vec![]));
+    let approving = std::sync::Arc::clone(&approve);
+    setup.consent = Box::new(move |ask| {
+        ask.changed_definition.is_none() || approving.load(std::sync::atomic::Ordering::SeqCst)
+    });
+    setup.tweak = Box::new(|_, dir| {
+        let pins = serde_json::json!({"shop.get_order_status": {"name": "get_order_status", "description": "Look up an order."}});
+        std::fs::create_dir_all(dir.join("data")).expect("data dir");
+        std::fs::write(dir.join("data/pins.json"), pins.to_string()).expect("pins");
+    });
+    let h = harness(setup).await;
+    let ticket = "T-0003";
+    let offered = h.host.tools_for(ticket).await;
+    let status = offered
+        .iter()
+        .find(|t| t.name == "shop.get_order_status")
+        .expect("listed");
+    assert!(status.withheld.is_some(), "{status:?}");
+
+    let asked = accept(&[("order_id", "O-1587")]);
+    let refused = h
+        .host
+        .person_call(ticket, "shop.get_order_status", &asked)
+        .await
+        .expect_err("declined change");
+    assert!(refused.contains("not approved"), "{refused}");
+    let consents = h.people.consents();
+    assert_eq!(consents.len(), 1);
+    assert!(
+        consents[0]
+            .changed_definition
+            .as_deref()
+            .is_some_and(|d| d.contains("- was: Look up an order.")),
+        "{consents:?}"
+    );
+    let calls = |events: &[Event]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCall { .. }))
+            .count()
+    };
+    assert_eq!(
+        calls(&h.host.events().await),
+        0,
+        "nothing reached the server"
+    );
+
+    let bad = accept(&[("order_id", "O-1587")]);
+    let refused = h
+        .host
+        .person_call(ticket, "shop.quote_refund", &bad)
+        .await
+        .expect_err("a reason is required");
+    assert!(refused.contains("input schema"), "{refused}");
+    assert_eq!(calls(&h.host.events().await), 0);
+
+    approve.store(true, std::sync::atomic::Ordering::SeqCst);
+    let called = h
+        .host
+        .person_call(ticket, "shop.get_order_status", &asked)
+        .await
+        .expect("approved, then called");
+    assert!(called.text.contains("O-1587"), "{}", called.text);
+    let events = h.host.events().await;
+    // The yes is the answering person's (the harness answers as "tester"), with what they saw.
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Consent { tool, by, approved: true, shown: Some(shown), turn: PERSON_TURN, .. }
+            if tool == "shop.get_order_status" && by == "tester" && shown.contains("Look up an order.")
+    )), "{events:?}");
+    let now = h.host.tools_for(ticket).await;
+    assert!(
+        now.iter()
+            .any(|t| t.name == "shop.get_order_status" && t.withheld.is_none()),
+        "pinned as approved"
+    );
+}
+
+/// What the ticket holds fills the form in, each value saying where it was found; the
+/// customer's order number from the text, the customer from the ticket itself.
+#[tokio::test]
+async fn the_tickets_own_values_fill_a_persons_form_with_where_they_were_found() {
+    let h = harness(Setup::new(scripted(vec![]))).await;
+    let tools = h.host.tools_for("T-0003").await;
+    let quote = tools
+        .iter()
+        .find(|t| t.name == "shop.quote_refund")
+        .expect("offered");
+    assert_eq!(
+        quote.suggested,
+        [(
+            "order_id".to_owned(),
+            "O-1587".to_owned(),
+            "T-0003's text".to_owned()
+        )]
+    );
+    let orders = tools
+        .iter()
+        .find(|t| t.name == "shop.find_orders")
+        .expect("offered");
+    assert_eq!(
+        orders.suggested,
+        [(
+            "customer_id".to_owned(),
+            "C-0156".to_owned(),
+            "T-0003's customer".to_owned()
+        )]
+    );
+    let bare = h.host.tools_for_people().await;
+    assert!(bare.iter().all(|t| t.suggested.is_empty()));
+}

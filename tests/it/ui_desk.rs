@@ -1053,7 +1053,8 @@ fn a_consent_card_goes_when_its_run_ends() {
 }
 
 /// `c` lists the tools a person may call, what each server says of it as data, and opens
-/// the chosen one's arguments as the desk's own form; a withheld tool says why instead.
+/// the chosen one's arguments as the desk's own form, filled in from the ticket where it
+/// could be and saying where from; a withheld tool's form says the change is shown first.
 #[test]
 fn c_lists_the_tools_and_opens_one_as_the_desks_own_form() {
     use support_desk::host::api::{Field, FieldKind, FormAnswer, FormKind, ToolInfo};
@@ -1073,9 +1074,16 @@ fn c_lists_the_tools_and_opens_one_as_the_desks_own_form() {
     select(&mut app, "T-0003");
     assert_eq!(
         app.on_key(key(KeyCode::Char('c'))),
-        Some(Command::ListTools)
+        Some(Command::ListTools("T-0003".into()))
     );
-    app.on_host(HostEvent::Tools(vec![
+    let mut order_id = text("order_id", true);
+    order_id.kind = FieldKind::Text {
+        min_length: None,
+        max_length: None,
+        format: None,
+        default: Some("O-1587".into()),
+    };
+    let tools = vec![
         ToolInfo {
             name: "fix.echo_meta".into(),
             server: "fix".into(),
@@ -1083,31 +1091,39 @@ fn c_lists_the_tools_and_opens_one_as_the_desks_own_form() {
             description: "Echo.\u{1b}[2J".into(),
             form: FormKind::Fields(vec![]),
             withheld: Some("fix.echo_meta changed its definition since it was pinned".into()),
+            suggested: vec![],
         },
         ToolInfo {
             name: "shop.quote_refund".into(),
             server: "shop".into(),
             title: Some("Quote a refund".into()),
             description: "Work out what a refund would be.".into(),
-            form: FormKind::Fields(vec![text("order_id", true), text("reason", true)]),
+            form: FormKind::Fields(vec![order_id, text("reason", true)]),
             withheld: None,
+            suggested: vec![("order_id".into(), "O-1587".into(), "T-0003's text".into())],
         },
-    ]));
+    ];
+    app.on_host(HostEvent::Tools {
+        ticket: "T-0003".into(),
+        tools,
+        next: vec![],
+    });
     let shown = screen(&app, 80, 24);
     assert!(!shown.contains("[2J"), "{shown}");
     insta::assert_snapshot!("desk_tool_picker_80x24", shown);
     assert_eq!(app.on_key(key(KeyCode::Enter)), None);
-    assert_eq!(
-        app.message.as_deref(),
-        Some("fix.echo_meta changed its definition since it was pinned")
+    assert!(matches!(app.modal, Some(Modal::CallArgs(..))));
+    let withheld = screen(&app, 80, 24);
+    assert!(
+        withheld.contains("the desk shows you what changed"),
+        "{withheld}"
     );
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.modal.is_none());
     app.on_key(key(KeyCode::Char('c')));
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.modal, Some(Modal::CallArgs(..))));
-    for c in "O-1587".chars() {
-        app.on_key(key(KeyCode::Char(c)));
-    }
     app.on_key(key(KeyCode::Tab));
     for c in "burnt".chars() {
         app.on_key(key(KeyCode::Char(c)));
@@ -1127,4 +1143,111 @@ fn c_lists_the_tools_and_opens_one_as_the_desks_own_form() {
         ("T-0003", "shop.quote_refund")
     );
     assert_eq!(values.len(), 2);
+    assert_eq!(
+        values.get("order_id"),
+        Some(&support_desk::host::api::FieldValue::Text("O-1587".into())),
+        "the ticket's value, sent as the form showed it"
+    );
+}
+
+/// A result that holds what another tool needs puts that call first in `c`'s list, its
+/// form filled in and saying which result each value came from; the person still sends it.
+/// Next steps read for another ticket are not shown on this one.
+#[test]
+fn a_quote_puts_its_refund_first_in_the_list_filled_in_from_the_result() {
+    use support_desk::host::api::{NextStep, ToolInfo};
+    let quote_field = |default: Option<&str>| Field {
+        name: "quote_id".into(),
+        title: None,
+        description: Some("The quote_id that quote_refund returned.".into()),
+        required: true,
+        kind: FieldKind::Text {
+            min_length: None,
+            max_length: None,
+            format: None,
+            default: default.map(str::to_owned),
+        },
+    };
+    let tools = vec![ToolInfo {
+        name: "shop.issue_refund".into(),
+        server: "shop".into(),
+        title: Some("Issue a quoted refund".into()),
+        description: "Issue the refund a quote allows.".into(),
+        form: FormKind::Fields(vec![quote_field(None)]),
+        withheld: None,
+        suggested: vec![],
+    }];
+    let next = vec![NextStep {
+        tool: "shop.issue_refund".into(),
+        values: vec![(
+            "quote_id".into(),
+            "Q-7F3A".into(),
+            "shop.quote_refund".into(),
+        )],
+        form: FormKind::Fields(vec![quote_field(Some("Q-7F3A"))]),
+    }];
+    let mut app = app();
+    select(&mut app, "T-0003");
+    app.on_key(key(KeyCode::Char('c')));
+    app.on_host(HostEvent::Tools {
+        ticket: "T-0001".into(),
+        tools: tools.clone(),
+        next: next.clone(),
+    });
+    assert!(app.next_steps.is_empty(), "read for another ticket");
+    let next_again = next.clone();
+    app.on_host(HostEvent::Tools {
+        ticket: "T-0003".into(),
+        tools,
+        next,
+    });
+    insta::assert_snapshot!("desk_tool_picker_next_step_80x24", screen(&app, 80, 24));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::CallArgs(..))));
+    let shown = screen(&app, 80, 24);
+    assert!(
+        shown.contains("quote_id Q-7F3A from shop.quote_refund's result"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("desk_tool_call_next_step_form_80x24", shown);
+    app.on_key(ctrl('r'));
+    let Some(Command::CallTool {
+        ticket,
+        tool,
+        answer: FormAnswer::Accept(values),
+    }) = app.on_key(key(KeyCode::Enter))
+    else {
+        panic!("the call goes to the host");
+    };
+    assert_eq!(
+        (ticket.as_str(), tool.as_str()),
+        ("T-0003", "shop.issue_refund")
+    );
+    assert_eq!(
+        values.get("quote_id"),
+        Some(&support_desk::host::api::FieldValue::Text("Q-7F3A".into()))
+    );
+
+    // `C` takes it in one key; with no next step it says so and opens nothing.
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('C'))),
+        Some(Command::ListTools("T-0003".into()))
+    );
+    app.on_host(HostEvent::Tools {
+        ticket: "T-0003".into(),
+        tools: app.tools.clone(),
+        next: vec![],
+    });
+    assert!(app.modal.is_none());
+    assert_eq!(
+        app.message.as_deref(),
+        Some("nothing in T-0003's results fills in another tool's call: c lists every tool")
+    );
+    app.on_key(key(KeyCode::Char('C')));
+    app.on_host(HostEvent::Tools {
+        ticket: "T-0003".into(),
+        tools: app.tools.clone(),
+        next: next_again,
+    });
+    assert!(matches!(app.modal, Some(Modal::CallArgs(_, ref tool)) if tool == "shop.issue_refund"));
 }

@@ -48,8 +48,19 @@ impl Host {
                     .to_owned(),
                 form: arguments_form(&offered.tool.input_schema),
                 withheld: offered.held.as_ref().map(|held| held.reason(name)),
+                suggested: Vec::new(),
             })
             .collect()
+    }
+
+    /// The tools a person may call on `ticket`, each form with what the ticket suggests for
+    /// it filled in and listed with where it was found.
+    pub async fn tools_for(&self, ticket: &str) -> Vec<ToolInfo> {
+        let mut tools = self.tools_for_people().await;
+        if let Some(ticket) = self.ticket(ticket) {
+            super::suggest::from_ticket(ticket, &mut tools);
+        }
+        tools
     }
 
     /// `tool` called by this desk's person on `ticket` with the answer to its arguments'
@@ -85,30 +96,33 @@ impl Host {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<PersonCalled, String> {
-        let (name, conn, definition) = {
+        let (name, conn, definition, held) = {
             let tools = self.tools.read().await;
             let found = tools.1.iter().find(|(name, _)| name.to_string() == tool);
-            match found {
-                None => {
-                    return Err(format!(
-                        "there is no tool {tool} on this desk's servers now"
-                    ));
-                }
-                Some((name, offered)) => {
-                    if let Some(held) = &offered.held {
-                        return Err(format!(
-                            "{tool} is withheld: {}; it can be called once a person approves it",
-                            held.reason(name)
-                        ));
-                    }
-                    (
-                        name.clone(),
-                        Arc::clone(&offered.conn),
-                        offered.tool.clone(),
-                    )
-                }
-            }
+            let Some((name, offered)) = found else {
+                return Err(format!(
+                    "there is no tool {tool} on this desk's servers now"
+                ));
+            };
+            (
+                name.clone(),
+                Arc::clone(&offered.conn),
+                offered.tool.clone(),
+                offered.held.clone(),
+            )
         };
+        // A withheld tool is called only once the person has seen what changed and said yes
+        // to it as it is now, as the model's run would ask before offering it.
+        if let Some(held) = &held
+            && !self
+                .put_held(ticket, PERSON_TURN, &name, &conn, &definition, held)
+                .await
+        {
+            return Err(format!(
+                "{tool} was not called: {}, and its definition was not approved",
+                held.reason(&name)
+            ));
+        }
         let problems = schema::problems(&definition.input_schema, &arguments);
         if !problems.is_empty() {
             return Err(format!(
@@ -516,6 +530,7 @@ mod tests {
             description: String::new(),
             form: arguments_form(&schema),
             withheld: None,
+            suggested: Vec::new(),
         }
     }
 

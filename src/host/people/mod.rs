@@ -10,4 +10,5 @@ pub mod approvals;
 pub(crate) mod calls;
 pub(crate) mod edits;
 pub(crate) mod sign_in;
+mod suggest;
 pub(crate) mod team;

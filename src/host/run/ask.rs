@@ -168,44 +168,60 @@ impl Host {
                 .collect()
         };
         for (name, conn, tool, held) in waiting {
-            let (reason, shown) = (held.reason(&name), held.shown());
-            let ask = ConsentAsk {
-                ticket: ticket.to_owned(),
-                server: conn.prefix.clone(),
-                origin: conn.origin.clone(),
-                tool: name.to_string(),
-                hints: hints(&tool),
-                arguments: vec![],
-                unseen: vec![],
-                provenance: vec![],
-                backing: vec![],
-                changed_definition: Some(shown.clone()),
-                trustable: false,
-                reason: reason.clone(),
-            };
-            let answer = self.put_to_a_person(ask).await;
-            self.report_in_run(Event::Consent {
-                ticket: ticket.to_owned(),
-                turn: 0,
-                tool: name.to_string(),
-                reason,
-                unseen: vec![],
-                approved: answer.approved,
-                by: answer.by.clone(),
-                shown: Some(shown.clone()),
-                rule: answer.rule.clone(),
-            })
-            .await;
-            if answer.approved {
-                self.pins
-                    .lock()
-                    .await
-                    .approve(&name, &tool, &conn.origin, &answer.by, &shown);
-                if let Some(offered) = self.tools.write().await.1.get_mut(&name) {
-                    offered.held = None;
-                }
+            self.put_held(ticket, 0, &name, &conn, &tool, &held).await;
+        }
+    }
+
+    /// Puts one held tool's definition to a person, for `ticket` at `turn`: approved, it is
+    /// pinned as it is now (with who approved it and what they were shown) and offered from
+    /// now on; declined, it stays out. Recorded either way; whether it was approved.
+    pub(in crate::host) async fn put_held(
+        &self,
+        ticket: &str,
+        turn: u32,
+        name: &ToolName,
+        conn: &ServerConn,
+        tool: &Tool,
+        held: &Held,
+    ) -> bool {
+        let (reason, shown) = (held.reason(name), held.shown());
+        let ask = ConsentAsk {
+            ticket: ticket.to_owned(),
+            server: conn.prefix.clone(),
+            origin: conn.origin.clone(),
+            tool: name.to_string(),
+            hints: hints(tool),
+            arguments: vec![],
+            unseen: vec![],
+            provenance: vec![],
+            backing: vec![],
+            changed_definition: Some(shown.clone()),
+            trustable: false,
+            reason: reason.clone(),
+        };
+        let answer = self.put_to_a_person(ask).await;
+        self.report_in_run(Event::Consent {
+            ticket: ticket.to_owned(),
+            turn,
+            tool: name.to_string(),
+            reason,
+            unseen: vec![],
+            approved: answer.approved,
+            by: answer.by.clone(),
+            shown: Some(shown.clone()),
+            rule: answer.rule.clone(),
+        })
+        .await;
+        if answer.approved {
+            self.pins
+                .lock()
+                .await
+                .approve(name, tool, &conn.origin, &answer.by, &shown);
+            if let Some(offered) = self.tools.write().await.1.get_mut(name) {
+                offered.held = None;
             }
         }
+        answer.approved
     }
 
     /// A person trusts a tool as it is defined now, where its server runs now: it runs unasked

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, HAND_OVER_TO, Modal, Picker, PickerKind, QueueItem};
 use crate::host::api::{
-    Command, ConsentAnswer, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind, NextStep,
+    Command, ConsentAnswer, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind,
     PersonPrompt, PromptInfo,
 };
 use crate::host::api::{ConsentAsk, Pending};
@@ -416,32 +416,38 @@ impl App {
     }
 
     /// Opens the form of the tools picker's `row`: a next step's, prefilled from the results
-    /// it names, or an offered tool's; a withheld tool says why instead.
+    /// it names, or an offered tool's, prefilled from the ticket; each form says where its
+    /// values came from. A withheld tool's form says that the desk shows what changed first.
     fn open_call(&mut self, ticket: &str, row: usize) {
         let (tool, kind, from) = match self.next_steps.get(row) {
             Some(step) => {
                 let Some(tool) = self.tools.iter().find(|t| t.name == step.tool) else {
                     return;
                 };
-                (tool, step.form.clone(), Some(next_step_sources(step)))
+                (
+                    tool,
+                    step.form.clone(),
+                    filled_in(&step.values, &tool.suggested),
+                )
             }
             None => {
                 let Some(tool) = self.tools.get(row - self.next_steps.len()) else {
                     return;
                 };
-                if let Some(why) = &tool.withheld {
-                    self.message = Some(why.clone());
-                    return;
-                }
-                (tool, tool.form.clone(), None)
+                (tool, tool.form.clone(), filled_in(&[], &tool.suggested))
             }
         };
         // The desk asks this, not the server: the heading says so.
         let heading = format!("You call {} for {ticket}: its arguments", tool.name);
-        let message = match from {
-            Some(from) => format!("{from}\n\n{}", tool.description),
-            None => tool.description.clone(),
-        };
+        let withheld = tool.withheld.as_ref().map(|why| {
+            format!("{why}. Before it is called the desk shows you what changed, for your yes.")
+        });
+        let message = [withheld, from, Some(tool.description.clone())]
+            .into_iter()
+            .flatten()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let ask = FormAsk {
             ticket: Some(ticket.to_owned()),
             server: tool.server.clone(),
@@ -455,13 +461,20 @@ impl App {
     }
 }
 
-/// Where a next step's values came from, in words: "filled in: quote_id Q-1 from
-/// shop.quote_refund's result".
-pub(in crate::ui) fn next_step_sources(step: &NextStep) -> String {
-    let values: Vec<String> = step
-        .values
+/// Where a form's values came from, in words: "filled in: quote_id Q-1 from
+/// shop.quote_refund's result, order_id O-1587 from T-0003's text"; a result's value wins
+/// over the ticket's for the same argument. `None` when nothing was filled in.
+fn filled_in(
+    from_results: &[(String, String, String)],
+    from_ticket: &[(String, String, String)],
+) -> Option<String> {
+    let results = from_results
         .iter()
-        .map(|(name, value, from)| format!("{name} {value} from {from}'s result"))
-        .collect();
-    format!("filled in: {}", values.join(", "))
+        .map(|(name, value, tool)| format!("{name} {value} from {tool}'s result"));
+    let ticket = from_ticket
+        .iter()
+        .filter(|(name, _, _)| !from_results.iter().any(|(taken, _, _)| taken == name))
+        .map(|(name, value, place)| format!("{name} {value} from {place}"));
+    let values: Vec<String> = results.chain(ticket).collect();
+    (!values.is_empty()).then(|| format!("filled in: {}", values.join(", ")))
 }
