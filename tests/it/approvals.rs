@@ -796,3 +796,82 @@ async fn a_withdraw_never_crosses_a_release_on_its_way_to_a_slow_shop() {
         Some("accepted")
     );
 }
+
+/// On a team, a staff member's own call of an over-limit refund waits for a lead like a
+/// model's would: `call` says which approval it went to, a lead releases it from their own
+/// desk, and the record holds the staff member's call and the lead's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staff_members_own_refund_call_goes_to_a_lead_on_a_team() {
+    let Some(w) = world(&[]).await else {
+        return;
+    };
+    let (ana, lee) = (w.seat(&w.team.ana), w.seat(&w.team.lee));
+    let (ok, said) = ana
+        .command(&[
+            "call",
+            "T-0003",
+            "shop.quote_refund",
+            "--arg",
+            "order_id=O-1587",
+            "--arg",
+            "reason=the motor smells burnt",
+        ])
+        .await;
+    assert!(ok, "{said}");
+    let quote_id = said
+        .split('"')
+        .find(|w| w.starts_with("Q-"))
+        .unwrap_or_else(|| panic!("a quote id: {said}"))
+        .to_owned();
+    let quote = format!("quote_id={quote_id}");
+    let (ok, said) = ana
+        .command(&[
+            "call",
+            "T-0003",
+            "shop.issue_refund",
+            "--arg",
+            &quote,
+            "--lead",
+            "accept",
+        ])
+        .await;
+    assert!(!ok && said.contains("goes to the team's leads"), "{said}");
+    let (ok, said) = ana
+        .command(&["call", "T-0003", "shop.issue_refund", "--arg", &quote])
+        .await;
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("went to the team's leads as approval"),
+        "{said}"
+    );
+
+    let record = w.record().await;
+    let open = record.open_approvals().await.expect("approvals");
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(
+        (open[0].tool.as_str(), open[0].asked_by.as_str()),
+        ("issue_refund", w.team.ana.name.as_str())
+    );
+    assert_eq!(w.shop.refunds()[0].status, RefundStatus::Held);
+
+    let (ok, said) = lee.approve(open[0].id).await;
+    assert!(ok, "{said}");
+    let refunds = w.shop.refunds();
+    assert_eq!(refunds[0].status, RefundStatus::Released, "{refunds:?}");
+    assert_eq!(
+        refunds[0].released_by.as_deref(),
+        Some(w.team.lee.name.as_str())
+    );
+    let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
+    assert_eq!(issue_calls(&events), 1, "{events:?}");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ToolCall { tool, turn: support_desk::record::event::PERSON_TURN, .. }
+            if tool == "shop.issue_refund"
+    )));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ApprovalAnswered { by, action, .. } if *by == w.team.lee.name && action == "accept"
+    )), "{events:?}");
+}
