@@ -57,6 +57,14 @@ pub struct ModelConfig {
     pub seed: Option<u64>,
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Ask for replies as they are generated, so people watch the model write (`true` unless
+    /// set `false`); a server that does not stream is read whole either way.
+    #[serde(default = "streams")]
+    pub stream: bool,
+}
+
+fn streams() -> bool {
+    true
 }
 
 impl ModelConfig {

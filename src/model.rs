@@ -7,7 +7,7 @@ pub mod replay;
 pub mod textcalls;
 
 use chat::{ChatRequest, Reply};
-use openai::OpenAiChat;
+use openai::{OpenAiChat, Partial};
 use replay::ReplayModel;
 
 pub enum Model {
@@ -25,14 +25,17 @@ pub enum AskError {
 }
 
 impl Model {
+    /// The model's reply to `request` on `ticket`'s `turn`; a server that streams tells
+    /// `watch` what the reply holds so far (a recording has nothing to watch).
     pub async fn reply(
         &self,
         ticket: &str,
         turn: u32,
         request: &ChatRequest,
+        watch: &mut (dyn FnMut(&Partial) + Send),
     ) -> Result<Reply, AskError> {
         match self {
-            Model::OpenAi(model) => Ok(model.reply(request).await?),
+            Model::OpenAi(model) => Ok(model.reply(request, watch).await?),
             Model::Replay(model) => model
                 .reply(ticket, turn, request)
                 .map_err(AskError::Diverged),

@@ -31,15 +31,18 @@ pub fn build_model(config: &DeskConfig) -> anyhow::Result<Model> {
             .api_key_env
             .as_deref()
             .and_then(|var| std::env::var(var).ok());
-        return Ok(Model::OpenAi(OpenAiChat::new(
-            url,
-            &config.model.name,
-            key,
-            config.model.recipe,
-            config.model.sampling(),
-            config.limits.model_timeout(),
-            config.model.ca_file.as_deref(),
-        )?));
+        return Ok(Model::OpenAi(
+            OpenAiChat::new(
+                url,
+                &config.model.name,
+                key,
+                config.model.recipe,
+                config.model.sampling(),
+                config.limits.model_timeout(),
+                config.model.ca_file.as_deref(),
+            )?
+            .streaming(config.model.stream),
+        ));
     }
     bail!("model.source \"{source}\" is neither replay:PATH nor openai:URL")
 }

@@ -221,6 +221,7 @@ pub(crate) async fn work(
             | HostEvent::Resources(_)
             | HostEvent::ResourceText { .. }
             | HostEvent::Tools { .. }
+            | HostEvent::Writing { .. }
             | HostEvent::Approvals(_)
             | HostEvent::Trust(_) => {}
         }

@@ -27,6 +27,15 @@ pub enum HostEvent {
         entries: Vec<Entry>,
         state: Box<TicketState>,
     },
+    /// What the model has written so far on `ticket`'s `turn`, while its reply streams: the
+    /// words, and the tool it is calling once named. Shown, never recorded: the record holds
+    /// the whole reply when it has come.
+    Writing {
+        ticket: String,
+        turn: u32,
+        content: String,
+        calling: Option<String>,
+    },
     /// Every server's prompts, for the person's picker.
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.

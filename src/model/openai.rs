@@ -16,6 +16,9 @@ use serde_json::{Map, Value, json};
 use super::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec};
 use super::textcalls::{parse_text_call, write_text_call};
 
+mod stream;
+pub use stream::Partial;
+
 const PREFILL: &str = "<tool_call>\n";
 const STOP_AT: &str = "</tool_call>";
 const ERROR_MESSAGE_CHARS: usize = 300;
@@ -92,6 +95,9 @@ pub struct OpenAiChat {
     sampling: Sampling,
     timeout: Duration,
     ca_file: Option<PathBuf>,
+    /// Ask for the reply as it is generated (`stream: true`); a server that answers with the
+    /// whole reply instead is read the same.
+    stream: bool,
     http: reqwest::Client,
 }
 
@@ -125,8 +131,15 @@ impl OpenAiChat {
             sampling,
             timeout,
             ca_file: ca_file.map(Path::to_owned),
+            stream: true,
             http,
         })
+    }
+
+    /// Whether to ask for the reply as it is generated (the default) or whole.
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
     }
 
     /// What this model is, without the key: `openai:http://…/v1 model m (recipe native_tools)`.
@@ -151,11 +164,29 @@ impl OpenAiChat {
         }
     }
 
-    pub async fn reply(&self, request: &ChatRequest) -> Result<Reply, ModelError> {
+    /// The model's reply to `request`. While it streams, `watch` is told what it holds so far
+    /// (a call's tool by the host's name); the reply is the same as if it came whole.
+    pub async fn reply(
+        &self,
+        request: &ChatRequest,
+        watch: &mut (dyn FnMut(&Partial) + Send),
+    ) -> Result<Reply, ModelError> {
         let prefill = self.recipe == Recipe::LlamaCppPrefill
             && !request.tools.is_empty()
             && tool_call_is_due(&request.messages);
-        let completion = self.post(&self.request_body(request, prefill)).await?;
+        let mut named = |partial: &Partial| {
+            let calling = partial
+                .calling
+                .as_deref()
+                .map(|name| canonical_name(name, &request.tools));
+            watch(&Partial {
+                content: partial.content.clone(),
+                calling,
+            });
+        };
+        let completion = self
+            .post(&self.request_body(request, prefill), &mut named)
+            .await?;
         read_reply(&completion, &request.tools, prefill).ok_or_else(|| ModelError::Unreadable {
             url: self.base_url.clone(),
             detail: "the answer has no choices[0].message".into(),
@@ -194,11 +225,13 @@ impl OpenAiChat {
             ("seed", self.sampling.seed.map(Value::from)),
             ("max_tokens", self.sampling.max_tokens.map(Value::from)),
         ];
+        let stream = self.stream.then(|| ("stream", json!(true)));
         let fields = [
             ("model", json!(self.model)),
             ("messages", Value::Array(messages)),
         ]
         .into_iter()
+        .chain(stream)
         .chain(tool_fields)
         .chain(
             sampling
@@ -256,7 +289,11 @@ impl OpenAiChat {
         }
     }
 
-    async fn post(&self, body: &Value) -> Result<Value, ModelError> {
+    async fn post(
+        &self,
+        body: &Value,
+        watch: &mut (dyn FnMut(&Partial) + Send),
+    ) -> Result<Value, ModelError> {
         let url = &self.base_url;
         let request = self
             .http
@@ -272,6 +309,14 @@ impl OpenAiChat {
             .await
             .map_err(|error| self.failed(error))?;
         let status = response.status();
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if streamed && status.is_success() {
+            return self.read_stream(response, watch).await;
+        }
         let text = response.text().await.map_err(|error| self.failed(error))?;
         if !status.is_success() {
             let (url, status, message) = (url.clone(), status.as_u16(), error_message(&text));
@@ -285,6 +330,32 @@ impl OpenAiChat {
             url: url.clone(),
             detail: format!("{error}; it began {:?}", truncate(&text, 120)),
         })
+    }
+
+    /// A streamed completion, chunk by chunk, telling `watch` each time what a person sees
+    /// changed; the completion it makes as a whole.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        watch: &mut (dyn FnMut(&Partial) + Send),
+    ) -> Result<Value, ModelError> {
+        let mut assembly = stream::Assembly::default();
+        while let Some(bytes) = response.chunk().await.map_err(|e| self.failed(e))? {
+            if assembly.feed(&bytes) {
+                watch(assembly.partial());
+            }
+            if let Some(message) = assembly.error() {
+                return Err(ModelError::Status {
+                    url: self.base_url.clone(),
+                    status: 200,
+                    message: truncate(message, ERROR_MESSAGE_CHARS),
+                });
+            }
+            if assembly.is_done() {
+                break;
+            }
+        }
+        Ok(assembly.completion())
     }
 
     fn failed(&self, error: reqwest::Error) -> ModelError {

@@ -41,6 +41,10 @@ pub enum Event {
         messages_hash: String,
         reply: Reply,
         seconds: f64,
+        /// When the reply streamed: seconds from the request to its first visible character
+        /// (a word, or the tool a call names).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_visible_seconds: Option<f64>,
         /// Size of what the model was sent: the tool list and the attached context, in characters.
         tool_list_chars: usize,
         context_chars: usize,

@@ -47,6 +47,7 @@ fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
         messages_hash: "h".into(),
         reply,
         seconds: 0.1,
+        first_visible_seconds: None,
         tool_list_chars: 10,
         context_chars: 0,
     }

@@ -53,6 +53,59 @@ pub struct Summary {
     /// recording's events: the run that saw them says so).
     #[serde(default)]
     pub servers_failed: usize,
+    /// How soon the replies that streamed were seen; none when no reply streamed (a replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streamed: Option<Streamed>,
+}
+
+/// The model replies that streamed: from each request to its first visible character (a word,
+/// or the tool a call names), and to the whole reply, in milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Streamed {
+    pub replies: usize,
+    pub first_visible_ms: Spread,
+    pub whole_reply_ms: Spread,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Spread {
+    pub median: u64,
+    pub max: u64,
+}
+
+impl Spread {
+    /// The median (the lower middle of an even count) and the largest of `ms`.
+    fn of(mut ms: Vec<u64>) -> Self {
+        ms.sort_unstable();
+        Self {
+            median: ms.get(ms.len().saturating_sub(1) / 2).copied().unwrap_or(0),
+            max: ms.last().copied().unwrap_or(0),
+        }
+    }
+}
+
+impl Streamed {
+    /// From each streamed reply's seconds to its first visible character and to its end.
+    fn of(replies: &[(f64, f64)]) -> Option<Self> {
+        let ms = |s: f64| (s * 1000.0).round() as u64;
+        (!replies.is_empty()).then(|| Self {
+            replies: replies.len(),
+            first_visible_ms: Spread::of(replies.iter().map(|(first, _)| ms(*first)).collect()),
+            whole_reply_ms: Spread::of(replies.iter().map(|(_, whole)| ms(*whole)).collect()),
+        })
+    }
+
+    fn to_text(&self) -> String {
+        let s = |ms: u64| format!("{:.2} s", ms as f64 / 1000.0);
+        format!(
+            "streamed replies: {}; first visible character median {}, max {}; whole reply median {}, max {}",
+            self.replies,
+            s(self.first_visible_ms.median),
+            s(self.first_visible_ms.max),
+            s(self.whole_reply_ms.median),
+            s(self.whole_reply_ms.max)
+        )
+    }
 }
 
 /// The tool a correct agent calls first for this ticket's tag.
@@ -70,6 +123,8 @@ struct Seen {
     first_tool: BTreeMap<String, String>,
     called_issue: BTreeSet<String>,
     side_effects: BTreeSet<String>,
+    /// Each streamed reply's seconds to its first visible character and to its end.
+    streamed: Vec<(f64, f64)>,
 }
 
 /// The server's tool name in a canonical `prefix.tool`.
@@ -122,7 +177,16 @@ impl<'a> Tally<'a> {
                 remember(&mut seen.worked, ticket);
                 summary.flagged_for_person += 1;
             }
-            Event::ModelCall { .. } => summary.model_calls += 1,
+            Event::ModelCall {
+                seconds,
+                first_visible_seconds,
+                ..
+            } => {
+                summary.model_calls += 1;
+                if let Some(first) = first_visible_seconds {
+                    seen.streamed.push((*first, *seconds));
+                }
+            }
             Event::ToolCall { ticket, tool, .. } => {
                 if !seen.first_tool.contains_key(ticket.as_str()) {
                     seen.first_tool.insert(ticket.clone(), tool.clone());
@@ -175,6 +239,7 @@ impl<'a> Tally<'a> {
     pub fn finish(self, tickets: &[Ticket]) -> Summary {
         let mut summary = self.summary;
         summary.tickets_worked = self.seen.worked.len();
+        summary.streamed = Streamed::of(&self.seen.streamed);
         summary.score(tickets, &self.seen);
         summary
     }
@@ -348,6 +413,7 @@ impl Summary {
             (self.servers_failed > 0)
                 .then(|| format!("servers that failed to start: {}", self.servers_failed)),
         )
+        .chain(self.streamed.as_ref().map(Streamed::to_text))
         .collect::<Vec<_>>()
         .join("\n")
     }
@@ -356,6 +422,56 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streamed_replies_give_the_median_and_max_to_the_first_character_and_the_end() {
+        let call = |first: Option<f64>, seconds: f64| Event::ModelCall {
+            ticket: "T-0001".into(),
+            turn: 1,
+            messages_hash: "h".into(),
+            reply: crate::model::chat::Reply::Words {
+                content: "Hello.".into(),
+            },
+            seconds,
+            first_visible_seconds: first,
+            tool_list_chars: 0,
+            context_chars: 0,
+        };
+        let events = [
+            call(Some(0.5), 2.0),
+            call(Some(1.5), 3.0),
+            call(Some(0.25), 1.0),
+            call(None, 9.0),
+        ];
+        let summary = Summary::from_events(&events, &[], &[]);
+        assert_eq!(summary.model_calls, 4);
+        let streamed = summary.streamed.clone().expect("three replies streamed");
+        assert_eq!(streamed.replies, 3);
+        assert_eq!(
+            streamed.first_visible_ms,
+            Spread {
+                median: 500,
+                max: 1500
+            }
+        );
+        assert_eq!(
+            streamed.whole_reply_ms,
+            Spread {
+                median: 2000,
+                max: 3000
+            }
+        );
+        assert!(summary.to_text().ends_with(
+            "streamed replies: 3; first visible character median 0.50 s, max 1.50 s; whole reply median 2.00 s, max 3.00 s"
+        ));
+        let replayed = Summary::from_events(&[call(None, 0.0)], &[], &[]);
+        assert_eq!(replayed.streamed, None);
+        assert!(
+            !serde_json::to_string(&replayed)
+                .expect("json")
+                .contains("streamed")
+        );
+    }
 
     fn stored(seq: i64, by: &str, event: Event) -> Stored {
         Stored {

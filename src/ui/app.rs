@@ -79,6 +79,15 @@ pub struct Picker {
     pub selected: usize,
 }
 
+/// What the model has written so far on one turn of a ticket, while its reply streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Writing {
+    pub turn: u32,
+    pub content: String,
+    /// The tool the reply calls, once named.
+    pub calling: Option<String>,
+}
+
 pub struct App {
     pub items: Vec<QueueItem>,
     pub filter: Filter,
@@ -98,6 +107,9 @@ pub struct App {
     pub tools: Vec<crate::host::api::ToolInfo>,
     /// The calls the current ticket's results offer next, listed first in the tools picker.
     pub next_steps: Vec<crate::host::api::NextStep>,
+    /// What the model has written so far on each ticket whose reply is streaming, until the
+    /// record holds the whole reply.
+    pub writing: std::collections::BTreeMap<String, Writing>,
     /// The team's open approvals, as the host last listed them.
     pub approvals: Vec<ApprovalView>,
     /// The tools people trust to run unasked, as the host last reported them.
@@ -139,6 +151,7 @@ impl App {
             resources: vec![],
             tools: vec![],
             next_steps: vec![],
+            writing: std::collections::BTreeMap::new(),
             approvals: vec![],
             trust: vec![],
             model,
@@ -329,6 +342,21 @@ impl App {
                 self.approvals = approvals;
             }
             HostEvent::Trust(trust) => self.trust = trust,
+            HostEvent::Writing {
+                ticket,
+                turn,
+                content,
+                calling,
+            } => {
+                self.writing.insert(
+                    ticket,
+                    Writing {
+                        turn,
+                        content,
+                        calling,
+                    },
+                );
+            }
             HostEvent::Record(states) => {
                 for state in states {
                     self.apply_state(state);
@@ -352,6 +380,8 @@ impl App {
                 {
                     *done += 1;
                 }
+                // The record now holds what was being written (or the run ended without it).
+                self.writing.remove(&ticket);
                 self.transcripts.happened(&ticket, seq, entries);
                 self.apply_state(*state);
             }

@@ -4,12 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support_desk::config::{DeskConfig, ServerConfig};
 use support_desk::host::api::{
-    ConsentAnswer, ConsentAsk, FieldValue, FormAnswer, FormAsk, FormKind, Outcome, Question,
-    TrustScope,
+    ConsentAnswer, ConsentAsk, FieldValue, FormAnswer, FormAsk, FormKind, HostEvent, Outcome,
+    Question, TrustScope,
 };
 use support_desk::host::core::{Host, Storage, TicketRun};
 use support_desk::record::Event;
@@ -85,6 +86,8 @@ pub struct Harness {
     pub rug_pulled: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// How many of the fixture's slow reads the desk cancelled.
     pub reads_cancelled: Option<Arc<std::sync::atomic::AtomicUsize>>,
+    /// What the desk was shown of each streaming reply, in order: ticket, turn, words so far.
+    pub written: Arc<Mutex<Vec<(String, u32, String)>>>,
 }
 
 impl Drop for Harness {
@@ -108,6 +111,9 @@ pub struct Setup {
     pub trust: Option<TrustScope>,
     /// The fixture's `echo_meta` addresses the model from its very first listing.
     pub poisoned: bool,
+    /// The model streams its replies, a chunk every so often; with a `Notify`, it holds each
+    /// reply's last chunk until notified.
+    pub stream: Option<(Duration, Option<Arc<tokio::sync::Notify>>)>,
 }
 
 impl Setup {
@@ -122,6 +128,7 @@ impl Setup {
             tickets: None,
             trust: None,
             poisoned: false,
+            stream: None,
         }
     }
 }
@@ -147,7 +154,11 @@ pub fn shop_config(db: &std::path::Path) -> ServerConfig {
 
 pub async fn harness(setup: Setup) -> Harness {
     let dir = tempfile::tempdir().expect("temp dir");
-    let model = MockModel::start(setup.brain).await;
+    let model = match setup.stream {
+        None => MockModel::start(setup.brain).await,
+        Some((pace, None)) => MockModel::streaming(pace, setup.brain).await,
+        Some((pace, Some(hold))) => MockModel::streaming_held(pace, hold, setup.brain).await,
+    };
     let mut config = DeskConfig::bundled();
     config.model.source = format!("openai:{}", model.url);
     config
@@ -180,7 +191,21 @@ pub async fn harness(setup: Setup) -> Harness {
         .then(|| Recorder::create(&dir.path().join("run")).expect("recorder"));
     let (questions_tx, questions_rx) = mpsc::channel(8);
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
+    let written = Arc::new(Mutex::new(Vec::new()));
+    let writes = Arc::clone(&written);
+    tokio::spawn(async move {
+        while let Some(event) = events_rx.recv().await {
+            if let HostEvent::Writing {
+                ticket,
+                turn,
+                content,
+                ..
+            } = event
+            {
+                writes.lock().expect("lock").push((ticket, turn, content));
+            }
+        }
+    });
     let people = People::spawn(questions_rx, setup.consent, setup.form, setup.trust);
     let built = build_model(&config).expect("model");
     let storage = Storage {
@@ -203,6 +228,7 @@ pub async fn harness(setup: Setup) -> Harness {
         fixture_stop,
         rug_pulled,
         reads_cancelled,
+        written,
     }
 }
 

@@ -30,6 +30,7 @@ mod shop_http;
 mod shop_replicas;
 mod shop_server;
 mod shop_store;
+mod streaming;
 mod support;
 mod team;
 mod tls;

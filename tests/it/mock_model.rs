@@ -1,6 +1,8 @@
 //! A mock OpenAI-compatible chat-completions server on 127.0.0.1: it answers with whatever
 //! its "brain" decides for each request, after an optional latency, and keeps every request
-//! it got and when. The benchmarks include this file too (`benches/host.rs`).
+//! it got and when. One made to stream answers a `stream: true` request with the brain's
+//! completion cut into server-sent chunks, a few characters each, one every `pace`. The
+//! benchmarks include this file too (`benches/host.rs`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -8,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -50,6 +53,10 @@ pub struct ModelSeen {
 struct Shared {
     brain: Brain,
     latency: Duration,
+    /// Streams a `stream: true` request's answer, a chunk every so often.
+    pace: Option<Duration>,
+    /// Holds each streamed answer's last chunk until told to let it go.
+    hold: Option<Arc<tokio::sync::Notify>>,
     log: Arc<Mutex<RequestLog>>,
 }
 
@@ -60,10 +67,39 @@ impl MockModel {
 
     /// A model that takes `latency` to answer each request.
     pub async fn with_latency(latency: Duration, brain: Brain) -> Self {
+        Self::serve(latency, None, None, brain).await
+    }
+
+    /// A model that streams what `brain` answers when asked to, a chunk every `pace`; asked
+    /// for a whole reply, it sends the whole reply.
+    #[allow(dead_code, reason = "the benchmarks use the other constructors")]
+    pub async fn streaming(pace: Duration, brain: Brain) -> Self {
+        Self::serve(Duration::ZERO, Some(pace), None, brain).await
+    }
+
+    /// A streaming model that holds each answer's last chunk until `hold` is notified: what
+    /// came before it is all the desk can have seen.
+    #[allow(dead_code, reason = "the benchmarks use the other constructors")]
+    pub async fn streaming_held(
+        pace: Duration,
+        hold: Arc<tokio::sync::Notify>,
+        brain: Brain,
+    ) -> Self {
+        Self::serve(Duration::ZERO, Some(pace), Some(hold), brain).await
+    }
+
+    async fn serve(
+        latency: Duration,
+        pace: Option<Duration>,
+        hold: Option<Arc<tokio::sync::Notify>>,
+        brain: Brain,
+    ) -> Self {
         let log = Arc::new(Mutex::new(RequestLog::default()));
         let shared = Shared {
             brain,
             latency,
+            pace,
+            hold,
             log: Arc::clone(&log),
         };
         let app = axum::Router::new()
@@ -102,7 +138,7 @@ impl MockModel {
     }
 }
 
-async fn complete(State(shared): State<Shared>, Json(request): Json<Value>) -> Json<Value> {
+async fn complete(State(shared): State<Shared>, Json(request): Json<Value>) -> Response {
     let arrived = Instant::now();
     {
         let mut log = shared.log.lock().expect("request log lock");
@@ -118,11 +154,81 @@ async fn complete(State(shared): State<Shared>, Json(request): Json<Value>) -> J
         tokio::time::sleep(Duration::from_secs(secs)).await;
         reply = words("(answered after hanging)");
     }
+    if let Some(pace) = shared.pace
+        && request["stream"] == json!(true)
+    {
+        return streamed(&reply, pace, shared.hold, shared.log, arrived);
+    }
     let answered = Instant::now();
     let mut log = shared.log.lock().expect("request log lock");
     log.answering += answered.duration_since(arrived);
     log.last_reply = Some(answered);
-    Json(reply)
+    Json(reply).into_response()
+}
+
+/// `completion` as server-sent `chat.completion.chunk`s: its words and its call's arguments
+/// four characters a chunk, the call's id and name in the call's first chunk, then `[DONE]`;
+/// one chunk every `pace`. The log notes the answer when its last chunk has left.
+fn streamed(
+    completion: &Value,
+    pace: Duration,
+    hold: Option<Arc<tokio::sync::Notify>>,
+    log: Arc<Mutex<RequestLog>>,
+    arrived: Instant,
+) -> Response {
+    let message = &completion["choices"][0]["message"];
+    let pieces = |text: &str| -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(4).map(|c| c.iter().collect()).collect()
+    };
+    let chunk = |delta: Value| json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]});
+    let mut chunks = vec![chunk(json!({"role": "assistant"}))];
+    for piece in pieces(message["content"].as_str().unwrap_or_default()) {
+        chunks.push(chunk(json!({"content": piece})));
+    }
+    if let Some(call) = message.pointer("/tool_calls/0") {
+        chunks.push(chunk(json!({"tool_calls": [{
+            "index": 0, "id": call["id"], "type": "function",
+            "function": {"name": call["function"]["name"], "arguments": ""},
+        }]})));
+        for piece in pieces(call["function"]["arguments"].as_str().unwrap_or_default()) {
+            chunks.push(chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
+            ));
+        }
+    }
+    let finish = completion["choices"][0]["finish_reason"].clone();
+    chunks.push(json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
+    let mut events: VecDeque<String> = chunks
+        .into_iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .collect();
+    events.push_back("data: [DONE]\n\n".to_owned());
+    let body = futures_util::stream::unfold(events, move |mut events| {
+        let (log, hold) = (Arc::clone(&log), hold.clone());
+        async move {
+            let event = events.pop_front()?;
+            // The finish chunk and [DONE] are what is left: the answer ends with them.
+            if events.len() == 1
+                && let Some(hold) = hold
+            {
+                hold.notified().await;
+            }
+            tokio::time::sleep(pace).await;
+            if events.is_empty() {
+                let answered = Instant::now();
+                let mut log = log.lock().expect("request log lock");
+                log.answering += answered.duration_since(arrived);
+                log.last_reply = Some(answered);
+            }
+            Some((Ok::<_, std::convert::Infallible>(event), events))
+        }
+    });
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
 }
 
 /// A completion holding one native tool call.

@@ -481,7 +481,7 @@ async fn the_model_answers_over_https_with_ca_file() {
     let (mock, _tls, url) = model_over_tls(ca.leaf(&["127.0.0.1"], (2040, 1, 1))).await;
     let ca_file = ca.write(dir.path());
     let reply = model(&url, Some(&ca_file))
-        .reply(&question())
+        .reply(&question(), &mut |_| {})
         .await
         .expect("a reply over https");
     assert!(
@@ -496,7 +496,7 @@ async fn the_model_behind_an_untrusted_ca_or_another_name_is_refused_in_words() 
     let (ca, dir) = (TestCa::new(), tempfile::tempdir().expect("tempdir"));
     let (mock, _tls, url) = model_over_tls(ca.leaf(&["127.0.0.1"], (2040, 1, 1))).await;
     let error = model(&url, None)
-        .reply(&question())
+        .reply(&question(), &mut |_| {})
         .await
         .expect_err("untrusted");
     assert!(matches!(error, ModelError::Certificate { .. }), "{error:?}");
@@ -511,7 +511,7 @@ async fn the_model_behind_an_untrusted_ca_or_another_name_is_refused_in_words() 
 
     let (_other, _tls, url) = model_over_tls(ca.leaf(&["models.internal"], (2040, 1, 1))).await;
     let error = model(&url, Some(&ca.write(dir.path())))
-        .reply(&question())
+        .reply(&question(), &mut |_| {})
         .await
         .expect_err("wrong name");
     assert_eq!(

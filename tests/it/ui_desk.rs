@@ -116,6 +116,7 @@ pub fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
         messages_hash: format!("hash-{turn}"),
         reply,
         seconds: 1.5,
+        first_visible_seconds: None,
         tool_list_chars: 3052,
         context_chars: 1900,
     }
@@ -1250,4 +1251,55 @@ fn a_quote_puts_its_refund_first_in_the_list_filled_in_from_the_result() {
         next: next_again,
     });
     assert!(matches!(app.modal, Some(Modal::CallArgs(_, ref tool)) if tool == "shop.issue_refund"));
+}
+
+/// While the model's reply streams, the ticket pane shows what it has written so far (its
+/// words as data, escape sequences stripped), and the tool once a call is named; the
+/// record's whole reply takes its place.
+#[test]
+fn the_ticket_pane_shows_the_model_writing_until_the_record_holds_the_reply() {
+    let record = record();
+    let mut app = app();
+    select(&mut app, "T-0001");
+    happen(
+        &mut app,
+        &record,
+        Event::TicketStarted {
+            ticket: "T-0001".into(),
+            tools: vec!["shop.get_order_status".into()],
+            attached: vec![],
+            request: None,
+        },
+    );
+    app.on_host(HostEvent::Writing {
+        ticket: "T-0001".into(),
+        turn: 1,
+        content: "Your order O-1744 left our warehouse\u{1b}[2J on Monday and".into(),
+        calling: None,
+    });
+    let shown = screen(&app, 80, 24);
+    assert!(!shown.contains("[2J"), "{shown}");
+    insta::assert_snapshot!("desk_model_writing_80x24", shown);
+    app.on_host(HostEvent::Writing {
+        ticket: "T-0001".into(),
+        turn: 1,
+        content: String::new(),
+        calling: Some("shop.get_order_status".into()),
+    });
+    let calling = screen(&app, 160, 24);
+    assert!(
+        calling.contains("The model is writing (turn 1): a call of shop.get_order_status"),
+        "{calling}"
+    );
+    happen(
+        &mut app,
+        &record,
+        model_call(
+            "T-0001",
+            1,
+            asks_for("shop.get_order_status", json!({"order_id": "O-1744"})),
+        ),
+    );
+    let after = screen(&app, 80, 24);
+    assert!(!after.contains("The model is writing"), "{after}");
 }

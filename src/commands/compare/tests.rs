@@ -22,6 +22,7 @@ fn model_call(ticket: &str, turn: u32) -> Event {
             content: String::new(),
         },
         seconds: 1.0,
+        first_visible_seconds: None,
         tool_list_chars: 0,
         context_chars: 0,
     }

@@ -212,6 +212,7 @@ mod tests {
                 dropped: 0,
             },
             seconds: 1.0,
+            first_visible_seconds: None,
             tool_list_chars: 0,
             context_chars: 0,
         };

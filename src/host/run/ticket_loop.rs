@@ -263,16 +263,31 @@ impl Host {
         );
         let limits = &self.config.limits;
         let started = Instant::now();
-        let reply =
-            tokio::time::timeout(limits.model_timeout(), self.model.reply(id, turn, &request))
-                .await
-                .map_err(|_| {
-                    format!(
-                        "the model did not answer within {} s",
-                        limits.model_timeout_secs
-                    )
-                })?
-                .map_err(|e| e.to_string())?;
+        let events = self.events.clone();
+        let mut first_visible = None;
+        let mut watch = |partial: &crate::model::openai::Partial| {
+            if first_visible.is_none()
+                && (!partial.content.trim().is_empty() || partial.calling.is_some())
+            {
+                first_visible = Some(started.elapsed().as_secs_f64());
+            }
+            let _ = events.send(HostEvent::Writing {
+                ticket: id.to_owned(),
+                turn,
+                content: partial.content.clone(),
+                calling: partial.calling.clone(),
+            });
+        };
+        let asked = self.model.reply(id, turn, &request, &mut watch);
+        let reply = tokio::time::timeout(limits.model_timeout(), asked)
+            .await
+            .map_err(|_| {
+                format!(
+                    "the model did not answer within {} s",
+                    limits.model_timeout_secs
+                )
+            })?
+            .map_err(|e| e.to_string())?;
         // The host names each call after its turn. A model's own call IDs are random, and two
         // conversations that differ only in them must read as one to a replay.
         let reply = reply.with_call_id(format!("call_{turn}"));
@@ -282,6 +297,7 @@ impl Host {
             messages_hash: request.hash(),
             reply: reply.clone(),
             seconds: started.elapsed().as_secs_f64(),
+            first_visible_seconds: first_visible,
             tool_list_chars: conversation.tool_list_chars,
             context_chars: conversation.context_chars,
         })

@@ -80,7 +80,7 @@ fn after(outcome: &str) -> Value {
 }
 
 async fn ask(model: &OpenAiChat, messages: Value) -> Result<Reply, ModelError> {
-    model.reply(&request(messages)).await
+    model.reply(&request(messages), &mut |_| {}).await
 }
 
 fn first_seen(seen: &Seen) -> (Option<String>, Value) {
@@ -134,6 +134,7 @@ async fn a_native_call_comes_back_under_its_canonical_name() {
                 {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "call_1", "type": "function", "function": function}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": BLOCK.replace("\"result\"", "\"tool error\"")},
             ],
+            "stream": true,
             "tools": [{"type": "function", "function": {"name": "shop__get_order_status", "description": "Where an order is", "parameters": {"type": "object"}}}],
             "tool_choice": "auto",
             "temperature": 0.2,
@@ -257,8 +258,17 @@ async fn text_calls_send_tool_answers_as_user_messages_and_no_tools() {
             {"role": "user", "content": "O-1?"},
             {"role": "assistant", "content": written},
             {"role": "user", "content": BLOCK},
-        ]})
+        ], "stream": true})
     );
+}
+
+#[tokio::test]
+async fn a_model_told_not_to_stream_is_asked_for_the_whole_reply() {
+    let (url, seen) = mock(200, answer(json!({"content": "Hello."})), Duration::ZERO).await;
+    let model = client(&url, Recipe::NativeTools).streaming(false);
+    let got = ask(&model, first_turn()).await.expect("a reply");
+    assert_eq!(got, reply(json!({"kind": "words", "content": "Hello."})));
+    assert_eq!(first_seen(&seen).1.get("stream"), None);
 }
 
 #[tokio::test]
@@ -338,4 +348,112 @@ async fn an_answer_without_choices_is_unreadable() {
     let error = ask(&client(&url, Recipe::NativeTools), first_turn()).await;
     let error = error.expect_err("no choices");
     assert!(matches!(error, ModelError::Unreadable { .. }), "{error:?}");
+}
+
+/// A chat-completions server on 127.0.0.1 that streams `chunks` as server-sent events, each
+/// in its own write; the last one and `[DONE]` only once `last` is notified.
+async fn streaming_mock(chunks: Vec<Value>, last: Arc<tokio::sync::Notify>) -> String {
+    let handler = move |Json(_body): Json<Value>| {
+        let (chunks, last) = (chunks.clone(), Arc::clone(&last));
+        async move {
+            let events = futures_util::stream::unfold((chunks, 0usize), move |(chunks, at)| {
+                let last = Arc::clone(&last);
+                async move {
+                    let event = match at {
+                        at if at < chunks.len() => format!("data: {}\n\n", chunks[at]),
+                        at if at == chunks.len() => "data: [DONE]\n\n".to_owned(),
+                        _ => return None,
+                    };
+                    if at + 1 == chunks.len() {
+                        last.notified().await;
+                    }
+                    Some((Ok::<_, std::convert::Infallible>(event), (chunks, at + 1)))
+                }
+            });
+            (
+                [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+                axum::body::Body::from_stream(events),
+            )
+        }
+    };
+    let app = Router::new().route("/v1/chat/completions", post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    let listener = listener.expect("a free port on 127.0.0.1");
+    let url = format!("http://{}/v1/", listener.local_addr().expect("bound"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+fn delta(delta: Value) -> Value {
+    json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]})
+}
+
+#[tokio::test]
+async fn a_streamed_call_is_watched_as_it_comes_and_read_as_a_whole_one() {
+    let last = Arc::new(tokio::sync::Notify::new());
+    let chunks = vec![
+        delta(json!({"role": "assistant", "content": "Let me "})),
+        delta(json!({"content": "look."})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_9", "type": "function",
+            "function": {"name": "shop__get_order_status", "arguments": ""}}]}),
+        ),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"order_"}}]})),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "id\":\"O-1\"}"}}]})),
+        json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ];
+    let url = streaming_mock(chunks, Arc::clone(&last)).await;
+    let model = client(&url, Recipe::NativeTools);
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel();
+    let asking = tokio::spawn(async move {
+        let mut watch = |partial: &Partial| {
+            let _ = seen_tx.send(partial.clone());
+        };
+        model.reply(&request(first_turn()), &mut watch).await
+    });
+    // What comes before the finish is seen before the server ends its answer.
+    let mut seen: Vec<Partial> = Vec::new();
+    while seen.last().is_none_or(|p| p.calling.is_none()) {
+        seen.push(seen_rx.recv().await.expect("the reply is watched"));
+    }
+    assert_eq!(seen[0].content, "Let me ");
+    assert_eq!(seen[1].content, "Let me look.");
+    assert_eq!(
+        seen.last().and_then(|p| p.calling.as_deref()),
+        Some("shop.get_order_status"),
+        "the call under the host's name"
+    );
+    last.notify_one();
+    let got = asking.await.expect("joined").expect("a reply");
+    assert_eq!(got, order_call("call_9", "Let me look."));
+}
+
+#[tokio::test]
+async fn a_streamed_error_is_the_servers_words() {
+    let last = Arc::new(tokio::sync::Notify::new());
+    last.notify_one();
+    let chunks = vec![json!({"error": {"message": "the context is full"}})];
+    let url = streaming_mock(chunks, last).await;
+    let error = ask(&client(&url, Recipe::NativeTools), first_turn())
+        .await
+        .expect_err("an error");
+    assert!(error.to_string().contains("the context is full"), "{error}");
+}
+
+#[test]
+fn events_split_anywhere_come_together_as_sent() {
+    let stream = concat!(
+        "data: {\"choices\":[{\"delta\":{\"content\":\"Grü\"}}]}\r\n\r\n",
+        ": a comment\n\n",
+        "data: {\"choices\":[{\"delta\":{\"content\":\"ße — ok\"}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    // At every byte, between the bytes of one character too.
+    for cut in 0..stream.len() {
+        let mut assembly = stream::Assembly::default();
+        assembly.feed(&stream.as_bytes()[..cut]);
+        assembly.feed(&stream.as_bytes()[cut..]);
+        assert!(assembly.is_done(), "cut at {cut}");
+        assert_eq!(assembly.partial().content, "Grüße — ok", "cut at {cut}");
+    }
 }

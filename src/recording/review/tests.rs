@@ -44,6 +44,7 @@ fn call(ticket: &str, turn: u32, tool: &str, args: Value) -> Vec<Event> {
                 dropped: 0,
             },
             seconds: 4.25,
+            first_visible_seconds: None,
             tool_list_chars: 3000,
             context_chars: 1900,
         },
@@ -76,6 +77,7 @@ fn words(ticket: &str, turn: u32, content: &str) -> Event {
             content: content.to_owned(),
         },
         seconds: 3.5,
+        first_visible_seconds: None,
         tool_list_chars: 3000,
         context_chars: 1900,
     }
@@ -312,6 +314,7 @@ fn a_ticket_that_ran_out_of_turns_has_no_draft_and_counts_as_an_error() {
             problem: "not JSON".to_owned(),
         },
         seconds: 7.0,
+        first_visible_seconds: None,
         tool_list_chars: 3000,
         context_chars: 1900,
     });

@@ -82,7 +82,8 @@ fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<L
     let need = height + app.scroll_back as usize;
     let entries = app.transcripts.entries(&item.ticket.ticket_id);
     let read = entries.is_some();
-    let standing = standing_lines(item, width);
+    let mut standing = writing_lines(app, item, width);
+    standing.extend(standing_lines(item, width));
     let mut count = standing.len();
     let mut tail: Vec<Vec<Line>> = Vec::new();
     let mut any = false;
@@ -137,6 +138,34 @@ fn ticket_text(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> 
         }
     }
     lines.push(Line::raw(""));
+    lines
+}
+
+/// What the model is writing on this ticket now, as it streams: the customer's side of the
+/// reply is the model's words, shown as data like any of its text.
+fn writing_lines(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> {
+    let Some(writing) = app.writing.get(&item.ticket.ticket_id) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    let heading = match &writing.calling {
+        Some(tool) => format!(
+            "The model is writing (turn {}): a call of {}…",
+            writing.turn,
+            one_line(tool)
+        ),
+        None => format!("The model is writing (turn {})…", writing.turn),
+    };
+    push_wrapped(&mut lines, &heading, width, theme::dim(), "");
+    if !writing.content.trim().is_empty() {
+        push_wrapped(
+            &mut lines,
+            &clean(&writing.content),
+            width,
+            theme::untrusted(),
+            "  ",
+        );
+    }
     lines
 }
 

@@ -7,6 +7,7 @@ pub(super) fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
         messages_hash: format!("hash-{turn}"),
         reply,
         seconds: 2.0,
+        first_visible_seconds: None,
         tool_list_chars: 3052,
         context_chars: 1900,
     }
