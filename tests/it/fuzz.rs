@@ -605,3 +605,161 @@ proptest! {
         prop_assert_eq!(validate(&form, &answer), Ok(()), "{:?}\n{:?}", form, answer);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The draft check
+
+/// Pieces that steer a draft toward the check's paths: claims, amounts, negations, quotes,
+/// sentence ends, and characters whose lowercase is longer or shorter than they are.
+const DRAFT_PIECES: &[&str] = &[
+    "refund",
+    "Refund",
+    "refunded",
+    "released",
+    "has been",
+    "will be",
+    "we have",
+    "issued",
+    "approved",
+    "shipped",
+    "delivered",
+    "cancelled",
+    "not",
+    "n't",
+    "if",
+    "?",
+    "!",
+    ".",
+    ",",
+    "\"",
+    "“",
+    "”",
+    "'",
+    ">",
+    "\n",
+    " ",
+    "EUR",
+    "€",
+    "279.00",
+    "1.234,56",
+    "0",
+    "-",
+    "%",
+    "Q-7F3A",
+    "O-1587",
+    "KP805438627",
+    "İ",
+    "ẞ",
+    "ﬁ",
+    "é",
+    "e\u{301}",
+    "Σ",
+    "\u{200b}",
+    "\u{1b}[2J",
+    "🎉",
+];
+
+fn draft_like_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(DRAFT_PIECES), 0..48).prop_map(|p| p.concat())
+}
+
+/// A call log with a quote, a refund released or held or failed, and an order's status.
+fn call_log() -> impl Strategy<Value = Vec<support_desk::host::checks::CallFact>> {
+    use support_desk::host::api::Outcome;
+    use support_desk::host::checks::CallFact;
+    let status = prop::sample::select(vec!["released", "held", "quoted", "shipped", "délivré"]);
+    let outcome = prop::sample::select(vec![
+        Outcome::Result,
+        Outcome::ToolError,
+        Outcome::Declined,
+        Outcome::Failed,
+    ]);
+    let fact = (
+        prop::sample::select(vec![
+            "shop.quote_refund",
+            "shop.issue_refund",
+            "shop.get_order_status",
+            "partner.track_parcel",
+        ]),
+        outcome,
+        status,
+        draft_like_text(),
+    )
+        .prop_map(|(tool, outcome, status, words)| CallFact {
+            tool: tool.to_owned(),
+            turn: 1,
+            outcome,
+            arguments: Map::new(),
+            result: serde_json::json!({"status": status, "amount": "279.00", "note": words})
+                .to_string(),
+        });
+    prop::collection::vec(fact, 0..4)
+}
+
+fn check(draft: &str, calls: &[support_desk::host::checks::CallFact], ticket: &str) {
+    let tools = [
+        "shop.quote_refund".to_owned(),
+        "shop.issue_refund".to_owned(),
+    ];
+    let checked = support_desk::host::checks::check_reply(draft, calls, ticket, &tools, "The team");
+    // Whatever it finds, what it returns is the draft with handles stripped, never more.
+    assert!(checked.text.len() <= draft.len() + 1, "{checked:?}");
+}
+
+proptest! {
+    #[test]
+    fn the_draft_check_never_panics_on_any_text(
+        draft in any::<String>(),
+        ticket in any::<String>(),
+        calls in call_log(),
+    ) {
+        check(&draft, &calls, &ticket);
+    }
+
+    #[test]
+    fn the_draft_check_never_panics_on_text_made_of_claims(
+        draft in draft_like_text(),
+        ticket in draft_like_text(),
+        calls in call_log(),
+    ) {
+        check(&draft, &calls, &ticket);
+    }
+}
+
+/// Every reply the committed recording holds, checked against every call log its run made
+/// and against none: the check reads each without panicking.
+#[test]
+fn the_draft_check_reads_every_recorded_reply() {
+    use support_desk::host::checks::CallFact;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
+    let recording = Recording::read(&dir).expect("the committed recording");
+    let mut replies = Vec::new();
+    let mut calls: Vec<CallFact> = Vec::new();
+    for event in &recording.events {
+        match event {
+            Event::ModelCall {
+                reply: support_desk::model::chat::Reply::Words { content },
+                ..
+            } => replies.push(content.clone()),
+            Event::Outcome {
+                tool,
+                outcome,
+                text,
+                turn,
+                ..
+            } => calls.push(CallFact {
+                tool: tool.clone(),
+                turn: *turn,
+                outcome: *outcome,
+                arguments: Map::new(),
+                result: text.clone(),
+            }),
+            _ => {}
+        }
+    }
+    assert!(replies.len() >= 40, "{} replies", replies.len());
+    for reply in &replies {
+        check(reply, &calls, reply);
+        check(reply, &[], "");
+    }
+}
