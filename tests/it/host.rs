@@ -712,6 +712,68 @@ async fn a_tool_that_hangs_times_out_as_failed() {
 }
 
 #[tokio::test]
+async fn a_result_that_breaks_its_declared_output_schema_goes_back_as_a_tool_error_naming_each_field()
+ {
+    let h = harness(fixture_setup(
+        scripted(vec![
+            call("fix__parcel", json!({})),
+            call("fix__parcel_broken", json!({})),
+            call("fix__parcel_in_words", json!({})),
+            words("Your parcel is on its way."),
+        ]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes().await,
+        [
+            out("fix.parcel", Outcome::Result),
+            out("fix.parcel_broken", Outcome::ToolError),
+            out("fix.parcel_in_words", Outcome::ToolError),
+        ]
+    );
+    let requests = h.model.requests();
+    let fitting = &tool_messages(&requests[1])[0];
+    assert!(
+        fitting.contains("outcome=\"result\"") && fitting.contains("KP123456789"),
+        "{fitting}"
+    );
+    let broken = &tool_messages(&requests[2])[1];
+    assert!(
+        broken.starts_with("<tool_response tool=\"fix.parcel_broken\" outcome=\"tool error\">"),
+        "{broken}"
+    );
+    for named in [
+        "\"state\" is required and missing",
+        "\"tracking_number\" must be string, not a number",
+        "\"eta_days\" must be at least 0",
+        "call the tool again only if other arguments could fix it",
+    ] {
+        assert!(broken.contains(named), "{named} in {broken}");
+    }
+    let number = crate::fixture::BROKEN_PARCEL_NUMBER.to_string();
+    assert!(
+        !broken.contains(&number),
+        "the result that broke the schema never reaches the model: {broken}"
+    );
+    let in_words = &tool_messages(&requests[3])[2];
+    assert!(
+        in_words.contains("outcome=\"tool error\"")
+            && in_words.contains(
+                "answered without the structured content its declared output schema requires"
+            )
+            && !in_words.contains("KP123456789 is in transit"),
+        "{in_words}"
+    );
+    let recorded = h.outcome_texts().await;
+    assert!(
+        broken.contains(&recorded[1]) && in_words.contains(&recorded[2]),
+        "the record holds what the model was told: {recorded:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_huge_result_is_capped_and_marked_truncated() {
     let h = harness(fixture_setup(
         scripted(vec![call("fix__huge", json!({})), words("Done.")]),

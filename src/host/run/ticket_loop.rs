@@ -574,7 +574,7 @@ impl Host {
                 + 1
         );
         let limits = &self.config.limits;
-        let run = calls::call(
+        let mut run = calls::call(
             asked.conn,
             CallPlan {
                 ticket: asked.ticket.to_owned(),
@@ -594,6 +594,21 @@ impl Host {
             },
         )
         .await;
+        // A result whose tool declared an output schema reaches the model only when its
+        // structured content meets the schema as pinned; otherwise the model is told which
+        // fields are wrong instead, and the record holds that tool error.
+        if run.outcome == Outcome::Result
+            && let Some(text) = schema::result_refusal(
+                asked.canonical,
+                asked.tool.output_schema.as_deref(),
+                run.structured.as_ref(),
+            )
+        {
+            tracing::warn!(tool = %asked.canonical, "a result did not meet its tool's output schema");
+            run.outcome = Outcome::ToolError;
+            run.text = text;
+            run.truncated = false;
+        }
         for exchange in &run.exchanges {
             self.report_in_run(Event::InputRequest {
                 ticket: asked.ticket.to_owned(),

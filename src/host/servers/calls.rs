@@ -78,6 +78,10 @@ pub struct CallRun {
     pub parked: Option<Parked>,
     /// A resumed round the server refused for its parameters (see [`resume`]).
     pub stale_state: bool,
+    /// A result's structured content as the server sent it, whole, for the host to check
+    /// against the tool's output schema before the model reads `text`; `None` for anything
+    /// but a result.
+    pub structured: Option<Value>,
 }
 
 impl CallRun {
@@ -89,16 +93,17 @@ impl CallRun {
             exchanges,
             parked: None,
             stale_state: false,
+            structured: None,
         }
     }
 
     /// The server answered: a result, or a tool error the model can act on, capped.
-    fn answered(result: &CallToolResult, max_bytes: usize, exchanges: Vec<InputExchange>) -> Self {
-        let (text, truncated) = cap(result_text(result), max_bytes);
-        let outcome = if result.is_error == Some(true) {
-            Outcome::ToolError
+    fn answered(result: CallToolResult, max_bytes: usize, exchanges: Vec<InputExchange>) -> Self {
+        let (text, truncated) = cap(result_text(&result), max_bytes);
+        let (outcome, structured) = if result.is_error == Some(true) {
+            (Outcome::ToolError, None)
         } else {
-            Outcome::Result
+            (Outcome::Result, result.structured_content)
         };
         CallRun {
             outcome,
@@ -107,6 +112,7 @@ impl CallRun {
             exchanges,
             parked: None,
             stale_state: false,
+            structured,
         }
     }
 }
@@ -205,7 +211,7 @@ async fn call_from(conn: &ServerConn, mut plan: CallPlan, next: Option<NextRound
                 return run;
             }
             Ok(Ok(CallToolResponse::Complete(result))) => {
-                return CallRun::answered(&result, plan.max_result_bytes, exchanges);
+                return CallRun::answered(result, plan.max_result_bytes, exchanges);
             }
             Ok(Ok(CallToolResponse::InputRequired(required))) => {
                 rounds += 1;
@@ -289,6 +295,7 @@ fn park(
             request_state,
         }),
         stale_state: false,
+        structured: None,
     }
 }
 
@@ -389,6 +396,7 @@ fn protocol_error(
             exchanges,
             parked: None,
             stale_state: false,
+            structured: None,
         },
         other => CallRun::failed(
             format!("the call to {} failed: {other}", conn.prefix),
