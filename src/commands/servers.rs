@@ -1,5 +1,6 @@
 //! `support-desk servers`: every configured server connected once and described (revision,
-//! tools, whether each matches its pin, transport and certificate), for a person to read.
+//! tools, whether each matches its pin, transport and certificate, and what the server says
+//! of itself), for a person to read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,9 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
                     server.revision.as_deref().unwrap_or("?"),
                     server.tools.len(),
                 ));
+                if let Some(instructions) = &server.instructions {
+                    out.push_str(&said_by_the_server(instructions));
+                }
                 for tool in &server.tools {
                     let name = format!("{}.{tool}", server.prefix);
                     let pin = match pins.get(&name) {
@@ -141,6 +145,18 @@ pub async fn servers(config: DeskConfig, data_dir: Option<PathBuf>) -> anyhow::R
         text: out,
         not_connected,
     })
+}
+
+/// A server's instructions as its own words: labelled, each line quoted, escape sequences and
+/// control characters removed, so nothing it wrote can pass for a line of the desk's.
+fn said_by_the_server(instructions: &str) -> String {
+    let mut out =
+        "  the server says (its instructions, as it wrote them; never given to the model):\n"
+            .to_owned();
+    for line in crate::ui::sanitize::clean(instructions).lines() {
+        out.push_str(&format!("    | {line}\n"));
+    }
+    out
 }
 
 /// How a transport reaches its server, in words.

@@ -134,6 +134,9 @@ pub struct ServerSummary {
     pub origin: String,
     /// The name the server gives itself (not used for routing).
     pub name: Option<String>,
+    /// What the server says of itself for people (its `instructions`), as it wrote them (cut
+    /// short when long): untrusted text to show as data, and never given to the model.
+    pub instructions: Option<String>,
     pub revision: Option<String>,
     pub tools: Vec<String>,
     /// Connection trouble, if any; the rest of the desk keeps working without this server.

@@ -150,6 +150,7 @@ async fn connect_all(
                     prefix: prefix.clone(),
                     origin: server.origin(),
                     name: None,
+                    instructions: None,
                     revision: None,
                     tools: vec![],
                     error: Some(e.to_string()),
@@ -161,6 +162,9 @@ async fn connect_all(
     (servers, summaries)
 }
 
+/// How much of a server's instructions people are shown, in characters.
+const INSTRUCTIONS_SHOWN: usize = 4_000;
+
 /// A connected server as the desk shows it.
 pub(super) async fn summary_of(conn: &ServerConn) -> ServerSummary {
     let live = conn.current().await;
@@ -168,6 +172,10 @@ pub(super) async fn summary_of(conn: &ServerConn) -> ServerSummary {
         prefix: conn.prefix.clone(),
         origin: conn.origin.clone(),
         name: live.as_ref().and_then(|l| l.name.clone()),
+        instructions: live
+            .as_ref()
+            .and_then(|l| l.instructions.as_deref())
+            .map(|text| crate::text::cut(text, INSTRUCTIONS_SHOWN)),
         revision: live.as_ref().map(|l| l.revision.clone()),
         tools: live
             .as_ref()

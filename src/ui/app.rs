@@ -54,6 +54,10 @@ pub enum Modal {
     Trust {
         selected: usize,
     },
+    /// The servers and what each says of itself, scrolled this many rows.
+    Servers {
+        scroll: u16,
+    },
     /// A server's resource being read, scrolled this many rows.
     Resource {
         server: String,
@@ -623,6 +627,7 @@ impl App {
             }
             Action::PickReview => self.open_picker(PickerKind::Reviews),
             Action::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            Action::Servers => self.modal = Some(Modal::Servers { scroll: 0 }),
             Action::SignIn => return self.sign_in(),
             Action::Trust => {
                 self.modal = Some(Modal::Trust { selected: 0 });

@@ -42,6 +42,8 @@ pub enum Action {
     PickReview,
     /// The tools people trust: listed, and revoked.
     Trust,
+    /// The servers: where each runs, its tools, and what it says of itself.
+    Servers,
     Help,
     /// Start typing a search (`/`).
     Search,
@@ -264,6 +266,12 @@ pub const DESK: &[Binding] = &[
         "T",
         Action::Trust,
         "the tools people trust to run unasked (x revokes)",
+    ),
+    bind(
+        &[Key::Char('i')],
+        "i",
+        Action::Servers,
+        "the servers: where each runs, its tools, and what it says of itself",
     ),
     bind(&[Key::Char('?')], "?", Action::Help, "this help"),
     bind(

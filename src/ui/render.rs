@@ -6,7 +6,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Modal};
-use super::panes::{footer, help, picker, queue, resource, sign_in, status, ticket, trust};
+use super::panes::{
+    footer, help, picker, queue, resource, servers, sign_in, status, ticket, trust,
+};
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
@@ -43,6 +45,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::Help { scroll } => help::render(*scroll, frame, area),
             Modal::SignIn { server, url } => sign_in::render(server, url, frame, area),
             Modal::Trust { selected } => trust::render(&app.trust, *selected, frame, area),
+            Modal::Servers { scroll } => servers::render(&app.servers, *scroll, frame, area),
             Modal::Resource {
                 server,
                 uri,

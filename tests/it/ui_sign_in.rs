@@ -20,6 +20,7 @@ fn desk_with_a_server_asking_for_a_sign_in() -> App {
     *shop = ServerSummary {
         origin: "https://shop.example/mcp".into(),
         name: None,
+        instructions: None,
         revision: None,
         tools: vec![],
         error: Some("server 'shop' (https://shop.example/mcp) asks you to sign in: run `support-desk login shop`, then start again".into()),

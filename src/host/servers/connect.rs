@@ -104,6 +104,9 @@ pub struct Live {
     lane: Option<CallLane>,
     pub revision: String,
     pub name: Option<String>,
+    /// What the server says of itself (`instructions`): for people to read, never given to
+    /// the model.
+    pub instructions: Option<String>,
     pub tools: Vec<Tool>,
 }
 
@@ -385,6 +388,7 @@ impl ServerConn {
             .as_ref()
             .and_then(|i| i.server_info.as_ref())
             .map(|s| s.name.clone());
+        let instructions = info.as_ref().and_then(|i| i.instructions.clone());
         tracing::info!(server = %self.prefix, origin = %self.origin, %revision, tools = tools.len(), "connected");
         // A lane needs the revision the handshake settled on; without it, rmcp makes the calls.
         let client = self.handler.get_info();
@@ -397,6 +401,7 @@ impl ServerConn {
             lane,
             revision,
             name,
+            instructions,
             tools,
         })
     }

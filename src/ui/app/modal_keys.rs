@@ -13,7 +13,7 @@ use crate::ui::ModalOutcome;
 use crate::ui::modals::consent::ConsentModal;
 use crate::ui::modals::draft::{DraftAction, DraftEditor};
 use crate::ui::modals::form::FormModal;
-use crate::ui::panes::{help, resource};
+use crate::ui::panes::{help, resource, servers};
 
 type ConsentPending = Pending<ConsentAsk, ConsentAnswer>;
 type FormPending = Pending<FormAsk, FormAnswer>;
@@ -67,6 +67,7 @@ impl App {
                 }
             }
             Modal::Trust { selected } => return self.trust_key(selected, key),
+            Modal::Servers { scroll } => self.servers_key(scroll, key),
             Modal::Resource {
                 server,
                 uri,
@@ -258,6 +259,18 @@ impl App {
         };
         self.modal = Some(Modal::Trust { selected });
         None
+    }
+
+    /// The servers screen scrolls; Esc, `i`, `q` or Enter close it.
+    fn servers_key(&mut self, scroll: u16, key: KeyEvent) {
+        let scroll = match key.code {
+            KeyCode::Esc | KeyCode::Char('i') | KeyCode::Char('q') | KeyCode::Enter => return,
+            code => scrolled(scroll, code),
+        };
+        let most = u16::try_from(servers::rows(&self.servers)).unwrap_or(u16::MAX);
+        self.modal = Some(Modal::Servers {
+            scroll: scroll.min(most),
+        });
     }
 
     fn help_key(&mut self, scroll: u16, key: KeyEvent) {
