@@ -46,6 +46,10 @@ pub struct IdentifierPattern {
     pub pattern: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<String>,
+    /// The tool and prompt arguments a value of this kind fills in a person's form (a
+    /// suggestion, saying where in the ticket it was found).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<String>,
 }
 
 impl DeskSection {

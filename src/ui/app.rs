@@ -109,6 +109,8 @@ pub struct App {
     pub resources: Vec<ResourceInfo>,
     /// The tools a person may call, as the host last listed them.
     pub tools: Vec<crate::host::api::ToolInfo>,
+    /// The ticket the host listed `tools` for: their suggested values are that ticket's.
+    pub tools_ticket: Option<String>,
     /// The calls the current ticket's results offer next, listed first in the tools picker.
     pub next_steps: Vec<crate::host::api::NextStep>,
     /// What the model has written so far on each ticket whose reply is streaming, until the
@@ -155,6 +157,7 @@ impl App {
             resources: vec![],
             tools: vec![],
             next_steps: vec![],
+            tools_ticket: None,
             writing: std::collections::BTreeMap::new(),
             approvals: vec![],
             trust: vec![],
@@ -308,6 +311,7 @@ impl App {
                 next,
             } => {
                 self.tools = tools;
+                self.tools_ticket = Some(ticket.clone());
                 // Next steps belong to the ticket they were read for: none if the person moved on.
                 let here = self
                     .current()
@@ -605,7 +609,13 @@ impl App {
                 return Some(Command::ListApprovals);
             }
             Action::Withdraw => self.withdraw(),
-            Action::PickPrompt => self.open_picker(PickerKind::Prompts),
+            Action::PickPrompt => {
+                let ticket = self.current()?.ticket.ticket_id.clone();
+                self.open_picker(PickerKind::Prompts);
+                // What the host reads from the ticket for the prompt's arguments comes with
+                // the tools, while the person picks.
+                return Some(Command::ListTools(ticket));
+            }
             Action::CallTool => {
                 let ticket = self.current()?.ticket.ticket_id.clone();
                 self.next_steps.clear();

@@ -369,7 +369,7 @@ async fn the_tickets_own_values_fill_a_persons_form_with_where_they_were_found()
         [(
             "order_id".to_owned(),
             "O-1587".to_owned(),
-            "T-0003's text".to_owned()
+            "T-0003's text (the order number it gives)".to_owned()
         )]
     );
     let orders = tools

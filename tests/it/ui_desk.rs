@@ -571,7 +571,11 @@ fn pasted_text_goes_into_the_open_editor_or_field_without_escape_sequences() {
         ],
     }]));
     select(&mut app, "T-0003");
-    app.on_key(key(KeyCode::Char('p')));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('p'))),
+        Some(Command::ListTools("T-0003".into()))
+    );
+    host_reads_t0003(&mut app);
     app.on_key(key(KeyCode::Enter));
     app.on_key(key(KeyCode::Tab));
     app.on_paste("KG-10\x1b[31m10");
@@ -589,6 +593,37 @@ fn pasted_text_goes_into_the_open_editor_or_field_without_escape_sequences() {
         prompt.arguments.get("order_id").map(String::as_str),
         Some("O-1587")
     );
+}
+
+/// The host's answer to the desk's `ListTools("T-0003")`: the quote's form, with the order
+/// number the customer wrote filled in, saying so.
+fn host_reads_t0003(app: &mut App) {
+    use support_desk::host::api::{Field, FieldKind, FormKind, ToolInfo};
+    let found = "T-0003's text (the order number it gives)";
+    app.on_host(HostEvent::Tools {
+        ticket: "T-0003".into(),
+        tools: vec![ToolInfo {
+            name: "shop.quote_refund".into(),
+            server: "shop".into(),
+            title: None,
+            description: "Work out what a refund would be.".into(),
+            form: FormKind::Fields(vec![Field {
+                name: "order_id".into(),
+                title: None,
+                description: None,
+                required: true,
+                kind: FieldKind::Text {
+                    min_length: None,
+                    max_length: None,
+                    format: None,
+                    default: Some("O-1587".into()),
+                },
+            }]),
+            withheld: None,
+            suggested: vec![("order_id".into(), "O-1587".into(), found.into())],
+        }],
+        next: vec![],
+    });
 }
 
 #[test]
@@ -677,6 +712,7 @@ fn the_prompt_and_resource_pickers_list_what_servers_offer() {
     ]));
     select(&mut app, "T-0003");
     app.on_key(key(KeyCode::Char('p')));
+    host_reads_t0003(&mut app);
     insta::assert_snapshot!("desk_prompt_picker_80x24", screen(&app, 80, 24));
     app.on_key(key(KeyCode::Enter));
     assert!(

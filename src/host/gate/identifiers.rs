@@ -12,6 +12,7 @@ pub struct Identifier {
     name: String,
     pattern: Regex,
     write: Option<String>,
+    arguments: Vec<String>,
 }
 
 impl Identifier {
@@ -24,6 +25,7 @@ impl Identifier {
                     name: kind.name.clone(),
                     pattern,
                     write: kind.write.clone(),
+                    arguments: kind.arguments.clone(),
                 }),
                 Err(error) => {
                     tracing::warn!(identifier = %kind.name, %error, "an identifier pattern in [[desk.identifiers]] does not compile; it is left out");
@@ -33,8 +35,18 @@ impl Identifier {
             .collect()
     }
 
+    /// What the config calls this kind ("order number").
+    pub(in crate::host) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether a value of this kind fills an argument named `argument` in a person's form.
+    pub(in crate::host) fn fills(&self, argument: &str) -> bool {
+        self.arguments.iter().any(|a| a == argument)
+    }
+
     /// Each value found in `text`, once, in the order met, written as configured, in capitals.
-    fn found_in(&self, text: &str) -> Vec<String> {
+    pub(in crate::host) fn found_in(&self, text: &str) -> Vec<String> {
         let mut found: Vec<String> = Vec::new();
         for captures in self.pattern.captures_iter(text) {
             let value = match &self.write {
@@ -139,6 +151,7 @@ mod tests {
             name: "broken".into(),
             pattern: "(".into(),
             write: None,
+            arguments: vec![],
         }]);
         assert!(kinds.is_empty());
     }

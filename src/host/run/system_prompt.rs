@@ -159,8 +159,14 @@ pub fn prompt_hash(desk: &crate::config::DeskSection) -> String {
     for line in &desk.first_tool {
         hasher.update(format!("{line:?}").as_bytes());
     }
+    // What the model is told of each kind, not which arguments it fills in people's forms,
+    // written as the recordings made before that setting existed hashed it.
     for kind in &desk.identifiers {
-        hasher.update(format!("{kind:?}").as_bytes());
+        let told = format!(
+            "IdentifierPattern {{ name: {:?}, pattern: {:?}, write: {:?} }}",
+            kind.name, kind.pattern, kind.write
+        );
+        hasher.update(told.as_bytes());
     }
     hex::encode(hasher.finalize())
 }
@@ -168,6 +174,19 @@ pub fn prompt_hash(desk: &crate::config::DeskSection) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_hash_follows_what_the_model_is_told_not_what_fills_peoples_forms() {
+        let desk = crate::config::DeskConfig::bundled().desk;
+        let mut filled = desk.clone();
+        filled.identifiers[0]
+            .arguments
+            .push("another_argument".into());
+        assert_eq!(prompt_hash(&desk), prompt_hash(&filled));
+        let mut told = desk.clone();
+        told.identifiers[0].name = "order reference".into();
+        assert_ne!(prompt_hash(&desk), prompt_hash(&told));
+    }
     use crate::config::DeskConfig;
 
     fn ticket(body: &str) -> Ticket {
@@ -232,6 +251,7 @@ mod tests {
             name: "tag".into(),
             pattern: "<tool_call>".into(),
             write: None,
+            arguments: vec![],
         }]);
         let triage = Triage {
             first_tool: &[],

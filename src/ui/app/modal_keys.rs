@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, HAND_OVER_TO, Modal, Picker, PickerKind, QueueItem};
+use super::{App, HAND_OVER_TO, Modal, Picker, PickerKind};
 use crate::host::api::{
     Command, ConsentAnswer, Field, FieldKind, FieldValue, FormAnswer, FormAsk, FormKind,
     PersonPrompt, PromptInfo,
@@ -339,7 +339,8 @@ impl App {
                         let prompt = self.prompts[picker.selected].clone();
                         // The desk asks this, not the server: the heading says so.
                         let heading = format!("Run {} for {ticket}: its arguments", prompt.name);
-                        let form = FormModal::new(prompt_form(&prompt, &ticket, self.current()))
+                        let suggested = self.suggested_for(&ticket);
+                        let form = FormModal::new(prompt_form(&prompt, &ticket, &suggested))
                             .with_heading(heading);
                         self.modal = Some(Modal::PromptArgs(form, prompt.name));
                         None
@@ -366,19 +367,25 @@ impl App {
     }
 }
 
-/// The desk's own form for a prompt's arguments, prefilled from the current ticket.
-fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> FormAsk {
+/// The desk's own form for a prompt's arguments, each the ticket suggests for it (as the host
+/// read them from the ticket: `suggested`) filled in, and saying where it was found.
+fn prompt_form(
+    prompt: &PromptInfo,
+    ticket: &str,
+    suggested: &[(String, String, String)],
+) -> FormAsk {
     let (server, _) = prompt.name.split_once('.').unwrap_or((&prompt.name, ""));
+    let fill = |name: &str| suggested.iter().find(|(field, _, _)| field == name);
+    let filled: Vec<(String, String, String)> = prompt
+        .arguments
+        .iter()
+        .filter_map(|(name, _, _)| fill(name).cloned())
+        .collect();
     let fields = prompt
         .arguments
         .iter()
         .map(|(name, description, required)| {
-            let default = match name.as_str() {
-                "order_id" => item.and_then(|i| i.ticket.order_id.clone()),
-                "customer_id" => item.map(|i| i.ticket.customer_id.clone()),
-                "ticket_id" => Some(ticket.to_owned()),
-                _ => None,
-            };
+            let default = fill(name).map(|(_, value, _)| value.clone());
             Field {
                 name: name.clone(),
                 title: None,
@@ -397,7 +404,10 @@ fn prompt_form(prompt: &PromptInfo, ticket: &str, item: Option<&QueueItem>) -> F
         ticket: Some(ticket.to_owned()),
         server: server.to_owned(),
         origin: format!("prompt {} (you chose it)", prompt.name),
-        message: prompt.description.clone(),
+        message: match filled_in(&[], &filled) {
+            Some(from) => format!("{from}\n\n{}", prompt.description),
+            None => prompt.description.clone(),
+        },
         kind: FormKind::Fields(fields),
         asked_by: None,
     }
@@ -416,6 +426,21 @@ fn scrolled(scroll: u16, code: KeyCode) -> u16 {
 }
 
 impl App {
+    /// What the host read from `ticket` for a person's forms, by argument (the first tool's
+    /// suggestion of each name); none until the host has listed the tools for that ticket.
+    pub(super) fn suggested_for(&self, ticket: &str) -> Vec<(String, String, String)> {
+        if self.tools_ticket.as_deref() != Some(ticket) {
+            return Vec::new();
+        }
+        let mut suggested: Vec<(String, String, String)> = Vec::new();
+        for value in self.tools.iter().flat_map(|tool| &tool.suggested) {
+            if !suggested.iter().any(|(name, _, _)| *name == value.0) {
+                suggested.push(value.clone());
+            }
+        }
+        suggested
+    }
+
     /// Opens the first call `ticket`'s results offer next, or says there is none.
     pub(super) fn open_next_step(&mut self, ticket: &str) {
         if self.next_steps.is_empty() {
