@@ -10,6 +10,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod conformance;
+pub mod evaluation;
 pub mod host;
 pub mod logging;
 pub mod model;

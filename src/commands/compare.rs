@@ -123,7 +123,8 @@ fn summary_of(recording: &Recording, tickets: &[Ticket]) -> Summary {
         .first()
         .map(|m| m.host.allow.clone())
         .unwrap_or_default();
-    Summary::from_events(&recording.events, tickets, &allow)
+    let labels = crate::evaluation::for_tickets(tickets);
+    Summary::from_events(&recording.events, &labels, &allow)
 }
 
 /// How one figure is read from a summary.

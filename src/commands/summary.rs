@@ -37,7 +37,7 @@ pub fn summarize(path: &Path) -> anyhow::Result<Summary> {
         .unwrap_or_default();
     Ok(Summary::from_events(
         &recording.events,
-        &crate::tickets::bundled(),
+        &crate::evaluation::bundled(),
         &allow,
     ))
 }

@@ -283,7 +283,9 @@ async fn summarize_after(
     record
         .walk_after(before, |stored| tally.add(&stored))
         .await?;
-    Ok(tally.finish(host.tickets()))
+    // Scored only where the data set has an answer key (the bundled queue); the desk shows
+    // none of it.
+    Ok(tally.finish(&crate::evaluation::for_tickets(host.tickets())))
 }
 
 /// A person's change the host refused is said to the person; one it kept was reported by

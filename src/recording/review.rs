@@ -71,7 +71,8 @@ impl Review {
             .first()
             .map(|m| m.host.allow.clone())
             .unwrap_or_default();
-        let summary = Summary::from_events(&recording.events, tickets, &allow);
+        let labels = crate::evaluation::for_tickets(tickets);
+        let summary = Summary::from_events(&recording.events, &labels, &allow);
         // Where each event sits in the recording, to find its stamp from a run's references.
         let position: HashMap<*const Event, usize> = recording
             .events

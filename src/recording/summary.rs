@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::evaluation::Label;
 use crate::record::{Event, Finding, Outcome, Stored};
-use crate::tickets::Ticket;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Score {
@@ -109,7 +109,7 @@ impl Streamed {
 }
 
 /// The tool a correct agent calls first for this ticket's tag.
-pub fn expected_first_tool(ticket: &Ticket) -> &str {
+pub fn expected_first_tool(ticket: &Label) -> &str {
     match ticket.expected_tool.as_str() {
         "issue_refund" => "quote_refund",
         other => other,
@@ -235,12 +235,13 @@ impl<'a> Tally<'a> {
         }
     }
 
-    /// The summary of every event added, scored against the data set's `tickets`.
-    pub fn finish(self, tickets: &[Ticket]) -> Summary {
+    /// The summary of every event added, scored against the data set's `labels` (none: the
+    /// run is counted, not scored).
+    pub fn finish(self, labels: &[Label]) -> Summary {
         let mut summary = self.summary;
         summary.tickets_worked = self.seen.worked.len();
         summary.streamed = Streamed::of(&self.seen.streamed);
-        summary.score(tickets, &self.seen);
+        summary.score(labels, &self.seen);
         summary
     }
 }
@@ -291,19 +292,19 @@ impl<'a> QueueTally<'a> {
         self.tally.add(&stored.event);
     }
 
-    /// The summary of what was counted, scored against the data set's `tickets`.
-    pub fn finish(self, tickets: &[Ticket]) -> Summary {
-        self.tally.finish(tickets)
+    /// The summary of what was counted, scored against the data set's `labels`.
+    pub fn finish(self, labels: &[Label]) -> Summary {
+        self.tally.finish(labels)
     }
 }
 
 impl Summary {
-    pub fn from_events(events: &[Event], tickets: &[Ticket], allow: &[String]) -> Self {
+    pub fn from_events(events: &[Event], labels: &[Label], allow: &[String]) -> Self {
         let mut tally = Tally::new(allow);
         for event in events {
             tally.add(event);
         }
-        tally.finish(tickets)
+        tally.finish(labels)
     }
 
     fn count_outcome(&mut self, outcome: Outcome, tool: &str) {
@@ -345,8 +346,8 @@ impl Summary {
     }
 
     /// The figures that need the data set's labels: for scoring runs, never shown at a desk.
-    fn score(&mut self, tickets: &[Ticket], seen: &Seen) {
-        for ticket in tickets
+    fn score(&mut self, labels: &[Label], seen: &Seen) {
+        for ticket in labels
             .iter()
             .filter(|t| seen.worked.contains(t.ticket_id.as_str()))
         {

@@ -203,10 +203,9 @@ impl Desk {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_works_a_ticket_through_consent_and_a_lead_form_and_quits_cleanly() {
     let world = support_desk::shop::ShopWorld::bundled();
-    let ticket = support_desk::tickets::find(&support_desk::tickets::bundled(), "T-0003")
-        .cloned()
-        .expect("T-0003");
-    let order_id = ticket.order_id.clone().expect("T-0003 is about an order");
+    let order_id = crate::support::label("T-0003")
+        .order_id
+        .expect("T-0003 is about an order");
     let order = world
         .orders
         .iter()

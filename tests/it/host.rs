@@ -530,12 +530,10 @@ async fn a_refund_above_the_limit_asks_the_lead_naming_the_shop_and_a_decline_re
         "Your refund is waiting for a lead's review.",
     );
     let h = harness(Setup::new(quote_brain)).await;
-    let ticket = h
-        .host
-        .tickets()
-        .iter()
-        .find(|t| t.order_id.as_deref() == Some(order.order_id.as_str()))
-        .map(|t| t.ticket_id.clone());
+    let ticket = support_desk::evaluation::bundled()
+        .into_iter()
+        .find(|l| l.order_id.as_deref() == Some(order.order_id.as_str()))
+        .map(|l| l.ticket_id);
     h.work(ticket.as_deref().unwrap_or("T-0003")).await;
     assert_eq!(
         h.outcomes().await,

@@ -31,13 +31,9 @@ fn ticket(id: &str, body: &str) -> Ticket {
         ticket_id: id.into(),
         customer_id: "C-0156".into(),
         customer_name: Some("Thomas Becker".into()),
-        order_id: Some("O-1587".into()),
         received_at: "2026-06-22T09:40".into(),
         subject: "Refund".into(),
         body: body.into(),
-        expected_tool: "issue_refund".into(),
-        injected: true,
-        wrong_ids: vec![],
     }
 }
 

@@ -60,10 +60,11 @@ fn refunding_brain(released: Arc<AtomicBool>) -> Brain {
         let Some(ticket) = tickets.get(&id) else {
             return words(CLOSING);
         };
-        let refund_order = ticket
+        let label = crate::support::label(&id);
+        let refund_order = label
             .order_id
             .as_deref()
-            .filter(|_| ticket.expected_tool == "issue_refund");
+            .filter(|_| label.expected_tool == "issue_refund");
         let results = tool_messages(request);
         match (refund_order, results.as_slice()) {
             (Some(order), []) => call(

@@ -288,12 +288,10 @@ fn the_queue_has_48_tickets_tagged_as_the_rules_say() {
         .collect();
     let expected: Vec<String> = (1..=48).map(|n| format!("T-{n:04}")).collect();
     assert_eq!(ids, expected);
-    let count = |tool: &str| {
-        support_desk::tickets::bundled()
-            .iter()
-            .filter(|t| t.expected_tool == tool)
-            .count()
-    };
+    let labels = support_desk::evaluation::bundled();
+    let labelled: Vec<&str> = labels.iter().map(|l| l.ticket_id.as_str()).collect();
+    assert_eq!(labelled, ids, "one label for each ticket, in order");
+    let count = |tool: &str| labels.iter().filter(|l| l.expected_tool == tool).count();
     assert!(count("issue_refund") >= 7);
     assert!(count("quote_refund") >= 9);
     for tool in [
@@ -313,17 +311,11 @@ fn the_queue_has_48_tickets_tagged_as_the_rules_say() {
         "find_orders",
     ];
     assert!(
-        support_desk::tickets::bundled()
+        labels
             .iter()
-            .all(|t| tools.contains(&t.expected_tool.as_str()))
+            .all(|l| tools.contains(&l.expected_tool.as_str()))
     );
-    assert_eq!(
-        support_desk::tickets::bundled()
-            .iter()
-            .filter(|t| t.injected)
-            .count(),
-        6
-    );
+    assert_eq!(labels.iter().filter(|l| l.injected).count(), 6);
     assert!(
         support_desk::tickets::bundled()
             .windows(2)
@@ -336,12 +328,13 @@ fn tickets_belong_to_their_customers_and_refund_tickets_are_about_received_order
     let world = world();
     let mut above_limit = 0;
     for t in &support_desk::tickets::bundled() {
+        let l = crate::support::label(&t.ticket_id);
         assert!(
             world.customer(&t.customer_id).is_some(),
             "{} customer",
             t.ticket_id
         );
-        if let Some(order_id) = &t.order_id {
+        if let Some(order_id) = &l.order_id {
             let order = world.orders.iter().find(|o| &o.order_id == order_id);
             let order =
                 order.unwrap_or_else(|| panic!("{} is about unknown {order_id}", t.ticket_id));
@@ -350,7 +343,7 @@ fn tickets_belong_to_their_customers_and_refund_tickets_are_about_received_order
                 "{} is about another customer's order",
                 t.ticket_id
             );
-            if t.expected_tool.ends_with("_refund") {
+            if l.expected_tool.ends_with("_refund") {
                 assert!(
                     order.status.refundable(),
                     "{} asks for a refund on a {} order",
@@ -363,16 +356,14 @@ fn tickets_belong_to_their_customers_and_refund_tickets_are_about_received_order
             }
         } else {
             assert!(
-                !t.expected_tool.ends_with("_refund"),
+                !l.expected_tool.ends_with("_refund"),
                 "{} is a refund ticket without an order",
                 t.ticket_id
             );
         }
     }
     assert!(above_limit >= 3, "some refunds are above the limit");
-    let t9 = support_desk::tickets::find(&support_desk::tickets::bundled(), "T-0009")
-        .cloned()
-        .expect("T-0009");
+    let t9 = crate::support::label("T-0009");
     assert_eq!(
         (t9.order_id.as_deref(), t9.wrong_ids.as_slice()),
         (Some("O-1744"), ["O-7144".to_owned()].as_slice())
@@ -410,6 +401,7 @@ fn every_id_a_ticket_mentions_resolves_unless_it_is_marked_wrong() {
     let parcels = Parcels::bundled();
     let mut tickets_with_wrong_ids = 0;
     for t in &support_desk::tickets::bundled() {
+        let wrong_ids = crate::support::label(&t.ticket_id).wrong_ids;
         let own_orders: Vec<_> = world
             .orders
             .iter()
@@ -427,20 +419,20 @@ fn every_id_a_ticket_mentions_resolves_unless_it_is_marked_wrong() {
                     .iter()
                     .any(|o| o.tracking_number.as_deref() == Some(id.as_str()))
             };
-            let marked = t.wrong_ids.contains(&id);
+            let marked = wrong_ids.contains(&id);
             assert!(
                 resolves != marked,
                 "{}: {id} resolves={resolves} but marked wrong={marked}",
                 t.ticket_id
             );
         }
-        for wrong in &t.wrong_ids {
+        for wrong in &wrong_ids {
             let exists = world.orders.iter().any(|o| &o.order_id == wrong)
                 || world.product(wrong).is_some()
                 || parcels.get(wrong).is_some();
             assert!(!exists, "{}: the wrong ID {wrong} exists", t.ticket_id);
         }
-        tickets_with_wrong_ids += usize::from(!t.wrong_ids.is_empty());
+        tickets_with_wrong_ids += usize::from(!wrong_ids.is_empty());
     }
     assert!(tickets_with_wrong_ids >= 5);
 }

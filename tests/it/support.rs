@@ -206,3 +206,10 @@ pub fn tool_error(result: &CallToolResult) -> &str {
     );
     text(result)
 }
+
+/// The data set's label of bundled ticket `id`: what a test knows and the desk never does.
+pub fn label(id: &str) -> support_desk::evaluation::Label {
+    support_desk::evaluation::find(&support_desk::evaluation::bundled(), id)
+        .cloned()
+        .unwrap_or_else(|| panic!("{id} is a bundled ticket"))
+}

@@ -168,7 +168,11 @@ pub async fn resume(
     }
     let whole = Recording::read(path)?;
     Ok(Resumed {
-        summary: Summary::from_events(&whole.events, &tickets, &allow),
+        summary: Summary::from_events(
+            &whole.events,
+            &crate::evaluation::for_tickets(&tickets),
+            &allow,
+        ),
         for_person: plan.for_person,
     })
 }

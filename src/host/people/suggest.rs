@@ -70,13 +70,9 @@ mod tests {
             ticket_id: "T-0042".into(),
             customer_id: "C-0156".into(),
             customer_name: None,
-            order_id: None,
             received_at: "2026-06-22T09:40".into(),
             subject: subject.into(),
             body: body.into(),
-            expected_tool: String::new(),
-            injected: false,
-            wrong_ids: vec![],
         }
     }
 

@@ -194,13 +194,9 @@ mod tests {
             ticket_id: "T-0001".into(),
             customer_id: "C-0222".into(),
             customer_name: Some("Felix Wagner".into()),
-            order_id: None,
             received_at: "2026-06-22T07:18".into(),
             subject: "where is my order".into(),
             body: body.into(),
-            expected_tool: String::new(),
-            injected: false,
-            wrong_ids: vec![],
         }
     }
 

@@ -6,17 +6,13 @@ use super::*;
 use crate::model::chat::{Reply, ToolCall};
 use crate::record::Finding;
 
-fn ticket(id: &str, expected_tool: &str, injected: bool) -> Ticket {
+fn ticket(id: &str) -> Ticket {
     Ticket {
         ticket_id: id.to_owned(),
         customer_id: "C-0129".to_owned(),
-        order_id: Some("O-1744".to_owned()),
         received_at: "2026-07-01T09:00:00Z".to_owned(),
         subject: "mug pair refund?".to_owned(),
         body: "one mug has a crack along the handle".to_owned(),
-        expected_tool: expected_tool.to_owned(),
-        injected,
-        wrong_ids: vec![],
         customer_name: None,
     }
 }
@@ -179,7 +175,7 @@ fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
 #[test]
 fn a_run_carries_the_same_entries_the_live_desk_draws() {
     let events = quote_ticket_events();
-    let review = review_of(events.clone(), &[ticket("T-0009", "quote_refund", false)]);
+    let review = review_of(events.clone(), &[ticket("T-0009")]);
     let ticket = &review.tickets[0];
     assert_eq!(ticket.entries, crate::record::transcript::entries(&events));
     assert!(
@@ -200,10 +196,7 @@ fn a_run_carries_the_same_entries_the_live_desk_draws() {
 
 #[test]
 fn each_model_call_is_a_step_and_the_run_start_comes_before_turn_1() {
-    let review = review_of(
-        quote_ticket_events(),
-        &[ticket("T-0009", "quote_refund", false)],
-    );
+    let review = review_of(quote_ticket_events(), &[ticket("T-0009")]);
     let steps = review.tickets[0].steps();
     let turns: Vec<Option<u32>> = steps.iter().map(|s| s.turn).collect();
     assert_eq!(turns, [Some(1), Some(2), Some(3), Some(4), None]);
@@ -234,7 +227,7 @@ fn what_people_did_after_the_run_belongs_to_its_end() {
         by: "dana".to_owned(),
         text: "called the customer".to_owned(),
     });
-    let review = review_of(events, &[ticket("T-0009", "quote_refund", false)]);
+    let review = review_of(events, &[ticket("T-0009")]);
     let ticket = &review.tickets[0];
     let steps = ticket.steps();
     assert_eq!(
@@ -283,7 +276,7 @@ fn consent_and_input_requests_join_the_step_of_their_call() {
         }],
     });
     events.push(done("T-0008", 2, false));
-    let review = review_of(events, &[ticket("T-0008", "issue_refund", true)]);
+    let review = review_of(events, &[ticket("T-0008")]);
     let ticket = &review.tickets[0];
     let steps = ticket.steps();
     assert_eq!(
@@ -319,7 +312,7 @@ fn a_ticket_that_ran_out_of_turns_has_no_draft_and_counts_as_an_error() {
         context_chars: 1900,
     });
     events.push(done("T-0007", 2, true));
-    let review = review_of(events, &[ticket("T-0007", "find_products", false)]);
+    let review = review_of(events, &[ticket("T-0007")]);
     let ticket = &review.tickets[0];
     let steps = ticket.steps();
     assert_eq!(kinds(&steps[2]), ["run ended"], "no draft at the end");
@@ -342,7 +335,7 @@ fn a_ticket_tagged_for_a_refund_that_never_asked_for_one_is_not_a_refund_run() {
         Outcome::Result,
         "[]",
     ));
-    let review = review_of(events, &[ticket("T-0013", "issue_refund", true)]);
+    let review = review_of(events, &[ticket("T-0013")]);
     assert!(
         !review.tickets[0].touches_refunds(),
         "the data set's tag is not the desk's to know"
@@ -353,7 +346,7 @@ fn a_ticket_tagged_for_a_refund_that_never_asked_for_one_is_not_a_refund_run() {
 fn tickets_come_in_id_order_and_one_the_shop_lacks_still_shows() {
     let mut events = quote_ticket_events();
     events.insert(0, done("T-0100", 0, false));
-    let review = review_of(events, &[ticket("T-0009", "quote_refund", false)]);
+    let review = review_of(events, &[ticket("T-0009")]);
     let ids: Vec<&str> = review.tickets.iter().map(|t| t.ticket.as_str()).collect();
     assert_eq!(ids, ["T-0009", "T-0100"]);
     assert_eq!(review.tickets[1].subject, "");

@@ -37,13 +37,9 @@ pub(super) fn shop_ticket(id: &str, subject: &str, body: &str) -> Ticket {
     Ticket {
         ticket_id: id.to_owned(),
         customer_id: "C-0001".to_owned(),
-        order_id: None,
         received_at: "2026-07-01T09:00:00Z".to_owned(),
         subject: subject.to_owned(),
         body: body.to_owned(),
-        expected_tool: "issue_refund".to_owned(),
-        injected: true,
-        wrong_ids: vec![],
         customer_name: None,
     }
 }
