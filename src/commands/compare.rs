@@ -22,11 +22,15 @@ use crate::tickets::Ticket;
 pub struct RunFacts {
     pub first_tool: Option<String>,
     pub model_calls: u32,
+    /// Each call's tool and its arguments as JSON, in order.
+    pub calls: Vec<(String, String)>,
     /// Each call's tool and outcome, in order.
     pub outcomes: Vec<(String, Outcome)>,
     pub consent_questions: usize,
     pub refunds_issued: usize,
     pub draft: bool,
+    /// The draft's words, when the run ended with one.
+    pub draft_text: Option<String>,
     /// The draft's findings, by check name.
     pub findings: Vec<String>,
     pub stopped_at_turn_limit: bool,
@@ -187,17 +191,23 @@ impl RunFacts {
         let mut facts = RunFacts {
             first_tool: None,
             model_calls: 0,
+            calls: vec![],
             outcomes: vec![],
             consent_questions: 0,
             refunds_issued: 0,
             draft: false,
+            draft_text: None,
             findings: vec![],
             stopped_at_turn_limit: false,
         };
         for event in events {
             match event {
-                Event::ToolCall { tool, .. } => {
+                Event::ToolCall {
+                    tool, arguments, ..
+                } => {
                     facts.first_tool.get_or_insert_with(|| tool.clone());
+                    let arguments = serde_json::Value::Object(arguments.clone()).to_string();
+                    facts.calls.push((tool.clone(), arguments));
                 }
                 Event::Outcome { tool, outcome, .. } => {
                     facts.outcomes.push((tool.clone(), *outcome));
@@ -208,8 +218,9 @@ impl RunFacts {
                 event @ Event::Consent { .. } if event.is_consent_question() => {
                     facts.consent_questions += 1
                 }
-                Event::Draft { findings, .. } => {
+                Event::Draft { findings, text, .. } => {
                     facts.draft = true;
+                    facts.draft_text = Some(text.clone());
                     facts.findings = findings.iter().map(check_name).collect();
                 }
                 Event::TicketDone {
@@ -251,6 +262,18 @@ fn changes(old: Option<&RunFacts>, new: Option<&RunFacts>) -> Vec<String> {
     };
     let tool = |f: &RunFacts| f.first_tool.clone().unwrap_or_else(|| "none".to_owned());
     differ("first tool", tool(old), tool(new));
+    differ(
+        "model calls",
+        old.model_calls.to_string(),
+        new.model_calls.to_string(),
+    );
+    // The same tools called with other arguments: a changed run, however it ended.
+    let tools = |f: &RunFacts| f.calls.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
+    if tools(old) == tools(new) {
+        for ((tool, a), (_, b)) in old.calls.iter().zip(&new.calls) {
+            differ(&format!("{tool} arguments"), cut(a), cut(b));
+        }
+    }
     differ("outcomes", outcomes(old), outcomes(new));
     differ(
         "consent questions",
@@ -280,7 +303,21 @@ fn changes(old: Option<&RunFacts>, new: Option<&RunFacts>) -> Vec<String> {
         }
     };
     differ("findings", findings(old), findings(new));
+    if let (Some(a), Some(b)) = (&old.draft_text, &new.draft_text)
+        && a != b
+    {
+        out.push(format!(
+            "the draft's words changed ({} → {} characters)",
+            a.chars().count(),
+            b.chars().count()
+        ));
+    }
     out
+}
+
+/// A call's arguments, short enough for one line of the comparison.
+fn cut(arguments: &str) -> String {
+    crate::text::cut(arguments, 80)
 }
 
 fn outcomes(facts: &RunFacts) -> String {

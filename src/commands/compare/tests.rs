@@ -121,6 +121,7 @@ fn each_ticket_is_lined_up_and_its_changes_named() {
         changed[0].changes,
         [
             "first tool shop.find_products → shop.get_order_status",
+            "model calls 4 → 2",
             "outcomes find_products:tool error find_products:tool error find_products:tool error find_products:tool error → get_order_status:result",
             "ended with the turn limit → a draft",
             "findings none → no_answer",
@@ -156,4 +157,60 @@ fn a_run_in_one_recording_only_is_said_so_and_json_has_both_sides() {
     assert_eq!(json["tickets"][0]["ticket"], "T-0001");
     assert_eq!(json["tickets"][0]["old"]["stopped_at_turn_limit"], true);
     assert!(json["tickets"][0]["new"].is_null());
+}
+
+/// Runs that end the same way but said other words, sent other arguments or asked the model
+/// more often are changed runs.
+#[test]
+fn other_words_other_arguments_or_more_model_calls_are_changes() {
+    let run = |order: &str, words: &str, calls: u32| {
+        let mut events = vec![
+            started("T-0003"),
+            model_call("T-0003", 1),
+            Event::ToolCall {
+                ticket: "T-0003".into(),
+                turn: 1,
+                tool: "shop.get_order_status".into(),
+                arguments: serde_json::json!({"order_id": order})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            Event::Outcome {
+                ticket: "T-0003".into(),
+                turn: 1,
+                tool: "shop.get_order_status".into(),
+                outcome: Outcome::Result,
+                text: String::new(),
+                truncated: false,
+            },
+        ];
+        events.push(Event::Draft {
+            ticket: "T-0003".into(),
+            text: words.into(),
+            findings: vec![],
+        });
+        events.push(done("T-0003", calls, false));
+        recording(vec![events])
+    };
+    let same = Comparison::of(
+        &run("O-1587", "It shipped.", 2),
+        &run("O-1587", "It shipped.", 2),
+        &[],
+    );
+    assert_eq!(same.changed().count(), 0);
+    let other = Comparison::of(
+        &run("O-1587", "It shipped.", 2),
+        &run("O-1578", "It shipped on Monday.", 3),
+        &[],
+    );
+    let changed: Vec<&TicketComparison> = other.changed().collect();
+    assert_eq!(
+        changed[0].changes,
+        [
+            "model calls 2 → 3",
+            "shop.get_order_status arguments {\"order_id\":\"O-1587\"} → {\"order_id\":\"O-1578\"}",
+            "the draft's words changed (11 → 21 characters)",
+        ]
+    );
 }
