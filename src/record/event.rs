@@ -379,6 +379,13 @@ pub enum Finding {
     PromiseOfFailedCall { tool: String, phrase: String },
     /// The reply says a refund is done or paid while the shop holds it for a lead.
     HeldRefundCalledDone { phrase: String },
+    /// The reply states the opposite of what the latest result of `tool` says (`state`): a
+    /// released refund said to wait for a lead, a delivered order said not to have arrived.
+    Contradicted {
+        phrase: String,
+        tool: String,
+        state: String,
+    },
     /// The reply states a fact (a tracking number, a date, an order's state) that no tool
     /// result of this ticket supports.
     Unsupported { kind: String, words: String },
@@ -424,6 +431,13 @@ impl Finding {
             ),
             Finding::HeldRefundCalledDone { phrase } => format!(
                 "The reply calls the refund done (\"{phrase}\") but the shop holds it for a lead; tell the customer it awaits a lead's review."
+            ),
+            Finding::Contradicted {
+                phrase,
+                tool,
+                state,
+            } => format!(
+                "The reply says \"{phrase}\", but {tool} last answered that it is {state}; tell the customer what the shop says."
             ),
             Finding::Carried { reason } => reason.clone(),
         }

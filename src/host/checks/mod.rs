@@ -34,6 +34,7 @@ pub struct Checked {
 }
 
 mod claims;
+mod contradictions;
 
 /// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body;
 /// `tools` the ticket's tools as `prefix.tool`; `signature` the desk's sign-off. Each kind of
@@ -88,6 +89,7 @@ pub fn check_reply(
         });
     }
     findings.extend(claims::check(&text, calls, ticket_text, tools, signature));
+    findings.extend(contradictions::check(&text, calls));
     Checked { text, findings }
 }
 
