@@ -178,9 +178,11 @@ async fn desk_call(conn: &ServerConn) {
         request_id: "bench-1".into(),
         retry_if_lost: true,
         timeout: Duration::from_secs(10),
+        max_time: Duration::from_secs(300),
         max_rounds: 10,
         max_result_bytes: 65536,
         lead_forms: false,
+        progress: None,
     };
     let run = calls::call(conn, plan).await;
     assert_eq!(run.outcome, Outcome::Result, "{}", run.text);

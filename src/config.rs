@@ -81,6 +81,8 @@ impl ModelConfig {
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     pub model_calls_per_ticket: u32,
+    /// How long a server may stay silent on a call: each progress notification it sends
+    /// starts the wait again, up to `call_max_secs`.
     pub request_timeout_secs: u64,
     pub model_timeout_secs: u64,
     pub input_rounds: u32,
@@ -91,15 +93,27 @@ pub struct Limits {
     /// How long a server may take to start and answer the handshake.
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_secs: u64,
+    /// The most a call may take, however much progress its server reports (time people
+    /// spend on its forms aside).
+    #[serde(default = "default_call_max")]
+    pub call_max_secs: u64,
 }
 
 fn default_connect_timeout() -> u64 {
     20
 }
 
+fn default_call_max() -> u64 {
+    300
+}
+
 impl Limits {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout_secs)
+    }
+
+    pub fn call_max(&self) -> Duration {
+        Duration::from_secs(self.call_max_secs)
     }
 
     pub fn connect_timeout(&self) -> Duration {
@@ -419,6 +433,7 @@ impl DeskConfig {
                 u64::from(limits.model_calls_per_ticket),
             ),
             ("request_timeout_secs", limits.request_timeout_secs),
+            ("call_max_secs", limits.call_max_secs),
             ("input_rounds", u64::from(limits.input_rounds)),
             ("concurrency", limits.concurrency as u64),
         ] {

@@ -207,9 +207,11 @@ fn order_plan(n: usize) -> CallPlan {
         request_id: format!("compare-{n}"),
         retry_if_lost: true,
         timeout: Duration::from_secs(10),
+        max_time: Duration::from_secs(300),
         max_rounds: 10,
         max_result_bytes: 65536,
         lead_forms: false,
+        progress: None,
     }
 }
 

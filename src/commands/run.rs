@@ -222,6 +222,7 @@ pub(crate) async fn work(
             | HostEvent::ResourceText { .. }
             | HostEvent::Tools { .. }
             | HostEvent::Writing { .. }
+            | HostEvent::Progress { .. }
             | HostEvent::Approvals(_)
             | HostEvent::Trust(_) => {}
         }

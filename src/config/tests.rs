@@ -37,6 +37,7 @@ fn the_built_in_default_has_the_chapters_limits_and_two_servers() {
     let config = DeskConfig::bundled();
     assert_eq!(config.limits.model_calls_per_ticket, 4);
     assert_eq!(config.limits.request_timeout(), Duration::from_secs(10));
+    assert_eq!(config.limits.call_max(), Duration::from_secs(300));
     assert_eq!(config.limits.input_rounds, 10);
     assert_eq!(config.limits.attach_priority, 0.8);
     assert_eq!(
@@ -86,6 +87,14 @@ fn a_later_file_overrides_table_by_table() {
         "untouched keys keep the default"
     );
     assert_eq!(config.servers.len(), 2);
+}
+
+#[test]
+fn a_limits_table_without_call_max_secs_lets_a_call_run_five_minutes() {
+    let older = DEFAULT_TOML.replace("call_max_secs = 300\n", "");
+    assert!(!older.contains("call_max_secs ="), "the key is gone");
+    let config = DeskConfig::from_layers(&[("older", &older)]).expect("valid");
+    assert_eq!(config.limits.call_max(), Duration::from_secs(300));
 }
 
 #[test]

@@ -232,9 +232,11 @@ impl Driver<'_> {
             request_id: format!("{PREFIX}-{}", self.sent),
             retry_if_lost: read_only,
             timeout: self.limits.request_timeout(),
+            max_time: self.limits.call_max(),
             max_rounds: self.limits.input_rounds,
             max_result_bytes: self.limits.result_max_bytes,
             lead_forms: false,
+            progress: None,
         };
         let run = calls::call(self.conn, plan).await;
         let outcome = run.outcome.label();

@@ -36,6 +36,19 @@ pub enum HostEvent {
         content: String,
         calling: Option<String>,
     },
+    /// How far a call on `ticket`'s `turn` has got, as its server reports it while the call
+    /// is under way: `progress` of `total` when the server knows the total, and its message,
+    /// cut short (the server's words: data, to be shown cleaned). Shown, never recorded: the
+    /// call's outcome takes its place.
+    Progress {
+        ticket: String,
+        turn: u32,
+        /// The tool as the host names it (`prefix.tool`).
+        tool: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
     /// Every server's prompts, for the person's picker.
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.

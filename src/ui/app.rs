@@ -92,6 +92,17 @@ pub struct Writing {
     pub calling: Option<String>,
 }
 
+/// How far a call under way has got, as its server last reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallProgress {
+    pub turn: u32,
+    pub tool: String,
+    pub progress: f64,
+    pub total: Option<f64>,
+    /// The server's own words: data, shown cleaned.
+    pub message: Option<String>,
+}
+
 pub struct App {
     pub items: Vec<QueueItem>,
     pub filter: Filter,
@@ -116,6 +127,8 @@ pub struct App {
     /// What the model has written so far on each ticket whose reply is streaming, until the
     /// record holds the whole reply.
     pub writing: std::collections::BTreeMap<String, Writing>,
+    /// How far the call under way on each ticket has got, until its outcome is recorded.
+    pub progress: std::collections::BTreeMap<String, CallProgress>,
     /// The team's open approvals, as the host last listed them.
     pub approvals: Vec<ApprovalView>,
     /// The tools people trust to run unasked, as the host last reported them.
@@ -159,6 +172,7 @@ impl App {
             next_steps: vec![],
             tools_ticket: None,
             writing: std::collections::BTreeMap::new(),
+            progress: std::collections::BTreeMap::new(),
             approvals: vec![],
             trust: vec![],
             model,
@@ -365,6 +379,25 @@ impl App {
                     },
                 );
             }
+            HostEvent::Progress {
+                ticket,
+                turn,
+                tool,
+                progress,
+                total,
+                message,
+            } => {
+                self.progress.insert(
+                    ticket,
+                    CallProgress {
+                        turn,
+                        tool,
+                        progress,
+                        total,
+                        message,
+                    },
+                );
+            }
             HostEvent::Record(states) => {
                 for state in states {
                     self.apply_state(state);
@@ -390,6 +423,17 @@ impl App {
                 }
                 // The record now holds what was being written (or the run ended without it).
                 self.writing.remove(&ticket);
+                // The call's outcome takes the place of its progress (or the run ended).
+                if state.run.is_none()
+                    || entries.iter().any(|e| {
+                        matches!(
+                            e.kind,
+                            EntryKind::Outcome { .. } | EntryKind::RunEnded { .. }
+                        )
+                    })
+                {
+                    self.progress.remove(&ticket);
+                }
                 self.transcripts.happened(&ticket, seq, entries);
                 self.apply_state(*state);
             }

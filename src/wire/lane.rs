@@ -387,7 +387,7 @@ fn cancelled_line(id: &RequestId) -> serde_json::Result<Vec<u8>> {
 
 /// A `tools/call` answer as rmcp's `call_tool_once` reads it: a result, a round that needs
 /// input, a task, or a result with nothing in it.
-fn call_response(result: ServerResult) -> Result<CallToolResponse, ServiceError> {
+pub(crate) fn call_response(result: ServerResult) -> Result<CallToolResponse, ServiceError> {
     match result {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),

@@ -19,7 +19,7 @@ use support_desk::recording::Recorder;
 use support_desk::startup::{build_model, host_parts};
 use tokio::sync::mpsc;
 
-use crate::fixture::serve_fixture;
+use crate::fixture::{COUNTED, PROGRESS_STEPS, serve_fixture};
 use crate::mock_model::*;
 use crate::support::BIN;
 
@@ -88,6 +88,19 @@ pub struct Harness {
     pub reads_cancelled: Option<Arc<std::sync::atomic::AtomicUsize>>,
     /// What the desk was shown of each streaming reply, in order: ticket, turn, words so far.
     pub written: Arc<Mutex<Vec<(String, u32, String)>>>,
+    /// Every call's progress the desk was shown, in order.
+    pub progress: Arc<Mutex<Vec<Shown>>>,
+}
+
+/// One call's progress as the desk was shown it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub ticket: String,
+    pub turn: u32,
+    pub tool: String,
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 impl Drop for Harness {
@@ -192,17 +205,33 @@ pub async fn harness(setup: Setup) -> Harness {
     let (questions_tx, questions_rx) = mpsc::channel(8);
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     let written = Arc::new(Mutex::new(Vec::new()));
-    let writes = Arc::clone(&written);
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let (writes, shows) = (Arc::clone(&written), Arc::clone(&progress));
     tokio::spawn(async move {
         while let Some(event) = events_rx.recv().await {
-            if let HostEvent::Writing {
-                ticket,
-                turn,
-                content,
-                ..
-            } = event
-            {
-                writes.lock().expect("lock").push((ticket, turn, content));
+            match event {
+                HostEvent::Writing {
+                    ticket,
+                    turn,
+                    content,
+                    ..
+                } => writes.lock().expect("lock").push((ticket, turn, content)),
+                HostEvent::Progress {
+                    ticket,
+                    turn,
+                    tool,
+                    progress,
+                    total,
+                    message,
+                } => shows.lock().expect("lock").push(Shown {
+                    ticket,
+                    turn,
+                    tool,
+                    progress,
+                    total,
+                    message,
+                }),
+                _ => {}
             }
         }
     });
@@ -229,6 +258,7 @@ pub async fn harness(setup: Setup) -> Harness {
         rug_pulled,
         reads_cancelled,
         written,
+        progress,
     }
 }
 
@@ -706,6 +736,98 @@ async fn a_tool_that_hangs_times_out_as_failed() {
     assert!(
         started.elapsed().as_secs() < 30,
         "the call did not wait for the tool"
+    );
+}
+
+/// A call whose server keeps saying how far it has got runs on past the idle timeout (a
+/// second here, the count takes about five) and its result reaches the model; a call whose
+/// server says nothing times out as before. The progress is shown for its call as it comes,
+/// the server's words as they were sent, and never reaches the model.
+#[tokio::test]
+async fn progress_keeps_a_call_alive_past_the_idle_timeout_and_silence_still_times_out() {
+    let mut setup = fixture_setup(
+        scripted(vec![
+            call("fix__count_slowly", json!({})),
+            call("fix__slow_read", json!({})),
+            words("Done."),
+        ]),
+        Box::new(|_| FormAnswer::Cancel),
+    );
+    setup.tweak = Box::new(|config, _| {
+        config.limits.request_timeout_secs = 1;
+        config.limits.call_max_secs = 60;
+    });
+    let h = harness(setup).await;
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes().await,
+        [
+            out("fix.count_slowly", Outcome::Result),
+            out("fix.slow_read", Outcome::Failed)
+        ]
+    );
+    assert_eq!(
+        h.outcome_texts().await,
+        [COUNTED, "timed out: fix did not answer within 1 s"]
+    );
+    let shown = h.progress.lock().expect("lock").clone();
+    assert_eq!(
+        shown.first(),
+        Some(&Shown {
+            ticket: "T-0001".into(),
+            turn: 1,
+            tool: "fix.count_slowly".into(),
+            progress: 1.0,
+            total: Some(f64::from(PROGRESS_STEPS)),
+            message: Some("Counted shelf 1\u{1b}[2J of the depot".into()),
+        })
+    );
+    // Every step but perhaps the last, which may cross the answer, in order; the silent
+    // call showed none.
+    let steps: Vec<f64> = shown.iter().map(|s| s.progress).collect();
+    let expected: Vec<f64> = (1..=PROGRESS_STEPS).map(f64::from).collect();
+    assert!(
+        steps.len() + 1 >= expected.len() && expected.starts_with(&steps),
+        "{steps:?}"
+    );
+    assert!(shown.iter().all(|s| s.tool == "fix.count_slowly"));
+    let requests = h.model.requests();
+    assert!(
+        tool_messages(&requests[1])[0].contains(COUNTED),
+        "the model read the result"
+    );
+    for request in &requests {
+        assert!(!request.to_string().contains("Counted shelf"), "{request}");
+    }
+}
+
+/// A server that reports progress for ever is still stopped, at `call_max_secs`, in words
+/// that say so and what to check.
+#[tokio::test]
+async fn a_call_that_keeps_progressing_is_stopped_at_the_most_a_call_may_take() {
+    let mut setup = fixture_setup(
+        scripted(vec![call("fix__count_slowly", json!({})), words("Done.")]),
+        Box::new(|_| FormAnswer::Cancel),
+    );
+    setup.tweak = Box::new(|config, _| {
+        config.limits.request_timeout_secs = 1;
+        config.limits.call_max_secs = 2;
+    });
+    let h = harness(setup).await;
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes().await,
+        [out("fix.count_slowly", Outcome::Failed)]
+    );
+    assert_eq!(
+        h.outcome_texts().await,
+        [
+            "timed out: fix was still working after 2 s, the most a call may take ([limits] call_max_secs), and the call was stopped; check its effect before making it again"
+        ]
+    );
+    assert!(
+        !h.progress.lock().expect("lock").is_empty(),
+        "it had progressed"
     );
 }
 

@@ -48,9 +48,11 @@ fn status_plan(arguments: Map<String, Value>, request_id: &str) -> CallPlan {
         request_id: request_id.into(),
         retry_if_lost: true,
         timeout: Duration::from_secs(30),
+        max_time: Duration::from_secs(60),
         max_rounds: 3,
         max_result_bytes: 65536,
         lead_forms: false,
+        progress: None,
     }
 }
 
@@ -87,13 +89,23 @@ async fn a_call_on_stdio_reads_to_the_shop_as_rmcps_own_call_and_is_answered_the
     let rmcp_id = rmcp["id"].as_i64().expect("a numeric ID");
     assert!(lane_id > i64::from(u32::MAX) && rmcp_id <= i64::from(u32::MAX));
     assert!(lane_id < 1 << 53, "a double holds it exactly");
-    // rmcp adds a progress token to every request; the desk follows no progress.
-    let mut rmcp_params = rmcp["params"].clone();
-    rmcp_params["_meta"]
-        .as_object_mut()
-        .expect("_meta")
-        .remove("progressToken");
-    assert_eq!(lane["params"], rmcp_params);
+    // Each carries a progress token of its own: rmcp's a number, the desk's a string.
+    let without_token = |message: &Value| {
+        let mut params = message["params"].clone();
+        let token = params["_meta"]
+            .as_object_mut()
+            .expect("_meta")
+            .remove("progressToken");
+        (params, token)
+    };
+    let (lane_params, lane_token) = without_token(lane);
+    let (rmcp_params, rmcp_token) = without_token(rmcp);
+    assert!(
+        lane_token.as_ref().is_some_and(Value::is_string)
+            && rmcp_token.as_ref().is_some_and(Value::is_number),
+        "{lane_token:?} {rmcp_token:?}"
+    );
+    assert_eq!(lane_params, rmcp_params);
     assert_eq!(
         lane["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
         "2026-07-28"

@@ -543,9 +543,11 @@ fn plan(tool: &str) -> support_desk::host::servers::calls::CallPlan {
         request_id: "call_1".into(),
         retry_if_lost: false,
         timeout: std::time::Duration::from_secs(10),
+        max_time: std::time::Duration::from_secs(60),
         max_rounds: 3,
         max_result_bytes: 64 * 1024,
         lead_forms: false,
+        progress: None,
     }
 }
 

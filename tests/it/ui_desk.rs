@@ -1391,3 +1391,65 @@ fn the_ticket_pane_shows_the_model_writing_until_the_record_holds_the_reply() {
     let after = screen(&app, 80, 24);
     assert!(!after.contains("The model is writing"), "{after}");
 }
+
+/// While a call is under way, its line on the ticket pane shows how far its server says it
+/// has got (a count and a bar, the server's message as data, escape sequences stripped); the
+/// call's outcome takes its place.
+#[test]
+fn a_calls_progress_shows_under_its_line_until_its_outcome_comes() {
+    let record = record();
+    let mut app = app();
+    select(&mut app, "T-0001");
+    for event in [
+        Event::TicketStarted {
+            ticket: "T-0001".into(),
+            tools: vec!["fix.count_slowly".into()],
+            attached: vec![],
+            request: None,
+        },
+        model_call("T-0001", 1, asks_for("fix.count_slowly", json!({}))),
+        tool_call("T-0001", 1, "fix.count_slowly", json!({})),
+    ] {
+        happen(&mut app, &record, event);
+    }
+    app.on_host(HostEvent::Progress {
+        ticket: "T-0001".into(),
+        turn: 1,
+        tool: "fix.count_slowly".into(),
+        progress: 3.0,
+        total: Some(10.0),
+        message: Some("Counted shelf 3\u{1b}[2J of the depot".into()),
+    });
+    let shown = screen(&app, 80, 24);
+    assert!(!shown.contains("[2J"), "{shown}");
+    assert!(
+        shown.contains("  working: 3 of 10 [###-------] 30%"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("desk_call_progress_80x24", shown);
+    // Without a total, the count alone.
+    app.on_host(HostEvent::Progress {
+        ticket: "T-0001".into(),
+        turn: 1,
+        tool: "fix.count_slowly".into(),
+        progress: 4.0,
+        total: None,
+        message: None,
+    });
+    let counted = screen(&app, 80, 24);
+    assert!(counted.contains("  working: 4 "), "{counted}");
+    happen(
+        &mut app,
+        &record,
+        outcome(
+            "T-0001",
+            1,
+            "fix.count_slowly",
+            Outcome::Result,
+            "counted 24 parcels in the depot",
+        ),
+    );
+    let after = screen(&app, 80, 24);
+    assert!(!after.contains("working:"), "{after}");
+    assert!(after.contains("counted 24 parcels"), "{after}");
+}

@@ -303,10 +303,12 @@ impl Host {
             request_id: format!("{}-approval-{}", approval.ticket, approval.id),
             retry_if_lost: false,
             timeout: limits.request_timeout(),
+            max_time: limits.call_max(),
             max_rounds: limits.input_rounds,
             max_result_bytes: limits.result_max_bytes,
             // The lead answers at this desk: a fresh form is theirs to fill in.
             lead_forms: false,
+            progress: None,
         }
     }
 

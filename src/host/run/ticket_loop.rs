@@ -19,7 +19,7 @@ use crate::host::gate::{provenance, schema};
 use crate::host::run::ask::Consent;
 use crate::host::run::conversation::{Called, Conversation, Taken};
 use crate::host::run::system_prompt;
-use crate::host::servers::calls::{self, CallPlan};
+use crate::host::servers::calls::{self, CallPlan, ProgressShown};
 use crate::host::servers::connect::ServerConn;
 use crate::model::chat::{ChatRequest, Message, Reply, ToolCall};
 use crate::record::Event;
@@ -588,9 +588,15 @@ impl Host {
                     .and_then(|a| a.read_only_hint)
                     == Some(true),
                 timeout: limits.request_timeout(),
+                max_time: limits.call_max(),
                 max_rounds: limits.input_rounds,
                 max_result_bytes: limits.result_max_bytes,
                 lead_forms: self.forms_go_to_leads(asked.conn, &asked.name.tool),
+                progress: Some(ProgressShown {
+                    events: self.events.clone(),
+                    turn: asked.turn,
+                    tool: asked.canonical.to_owned(),
+                }),
             },
         )
         .await;

@@ -1,18 +1,23 @@
-//! One tool call, start to finish: a timeout per request that does not count the time a
-//! person spends on a form, the input-request rounds, a read retried once on a lost
-//! connection, and a result capped before it enters the model's context.
+//! One tool call, start to finish: an idle timeout per request that the server's progress
+//! starts again, bounded by a most a call may take, neither counting the time a person
+//! spends on a form; the progress shown as it comes; the input-request rounds, a read
+//! retried once on a lost connection, and a result capped before it enters the model's
+//! context.
 
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, InputRequest,
-    InputResponses, RequestMetaObject,
+    InputResponses, ProgressNotificationParam, RequestMetaObject,
 };
 use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 
 use crate::host::api::Outcome;
+use crate::host::events::HostEvent;
 use crate::host::servers::connect::{ServerConn, connection_lost, missing_capability};
+use crate::host::servers::notices::PROGRESS_HELD;
 
 /// Where the desk puts its own request ID in `_meta`: the project's prefix, never
 /// `io.modelcontextprotocol/`.
@@ -29,13 +34,32 @@ pub struct CallPlan {
     pub request_id: String,
     /// Only a tool that says it changes nothing is ever sent twice.
     pub retry_if_lost: bool,
+    /// How long the server may stay silent on a round: each progress it reports starts the
+    /// wait again.
     pub timeout: Duration,
+    /// The most a round may take, however much progress its server reports.
+    pub max_time: Duration,
     pub max_rounds: u32,
     pub max_result_bytes: usize,
     /// The tool's forms are a lead's and go to the team's leads: a round that asks for one
     /// is parked ([`CallRun::parked`]) instead of being put to this desk's person.
     pub lead_forms: bool,
+    /// Where the server's progress is shown while the call is under way (nowhere: only
+    /// counted against the timeout).
+    pub progress: Option<ProgressShown>,
 }
+
+/// Where a call's progress is shown: the host's events, as the call's turn and tool.
+#[derive(Debug, Clone)]
+pub struct ProgressShown {
+    pub events: mpsc::UnboundedSender<HostEvent>,
+    pub turn: u32,
+    /// The tool as the host names it (`prefix.tool`).
+    pub tool: String,
+}
+
+/// How much of a server's progress message is shown, in characters.
+const PROGRESS_MESSAGE_SHOWN: usize = 200;
 
 /// A lead's form the call stopped at: what a lead's desk needs to send the next round.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,21 +181,35 @@ async fn call_from(conn: &ServerConn, mut plan: CallPlan, next: Option<NextRound
     let mut exchanges = Vec::new();
     let mut rounds = 0u32;
     let mut retried = false;
+    let (progress, mut heard) = mpsc::channel(PROGRESS_HELD);
     loop {
         let live = match conn.live().await {
             Ok(live) => live,
             Err(e) => return CallRun::failed(format!("server gone: {e}"), exchanges),
         };
         let _in_flight = conn.handler().calling(&plan.ticket);
-        let answer = within_server_time(conn, plan.timeout, live.call_tool(&mut params)).await;
+        let round = live.call_tool(&mut params, conn.handler().progress(), &progress);
+        let answer = within_server_time(conn, &plan, &mut heard, round).await;
+        // Progress that came after the round's answer belongs to no round now.
+        while heard.try_recv().is_ok() {}
         match answer {
-            Err(_) => {
-                // Dropping the request sent notifications/cancelled to the server.
+            // Dropping the request sent notifications/cancelled to the server.
+            Err(TimedOut::Silent) => {
                 return CallRun::failed(
                     format!(
                         "timed out: {} did not answer within {} s",
                         conn.prefix,
                         plan.timeout.as_secs()
+                    ),
+                    exchanges,
+                );
+            }
+            Err(TimedOut::TooLong) => {
+                return CallRun::failed(
+                    format!(
+                        "timed out: {} was still working after {} s, the most a call may take ([limits] call_max_secs), and the call was stopped; check its effect before making it again",
+                        conn.prefix,
+                        plan.max_time.as_secs()
                     ),
                     exchanges,
                 );
@@ -328,36 +366,89 @@ async fn answer_round(
     Ok(responses)
 }
 
-/// Awaits `call` for at most `timeout` of the server's own time: time a person spends on
-/// one of this server's questions meanwhile (an older server asks in the middle of a call)
-/// does not count. `Err(())` when the server ran out of time.
+/// Why a round was given up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimedOut {
+    /// The server said nothing, neither an answer nor progress, for the plan's `timeout`.
+    Silent,
+    /// The server kept reporting progress past the plan's `max_time`.
+    TooLong,
+}
+
+/// Awaits `call` while its server keeps to the plan's time: it may stay silent for at most
+/// `timeout`, and each progress it reports (`heard`, shown as it comes) starts that wait
+/// again, up to `max_time` in all. Time a person spends on one of this server's questions
+/// meanwhile (an older server asks in the middle of a call) counts against neither.
 async fn within_server_time<T>(
     conn: &ServerConn,
-    timeout: Duration,
+    plan: &CallPlan,
+    heard: &mut mpsc::Receiver<ProgressNotificationParam>,
     call: impl Future<Output = T>,
-) -> Result<T, ()> {
+) -> Result<T, TimedOut> {
     let started = tokio::time::Instant::now();
     let (people_before, _) = conn.handler().time_with_people();
+    // The wait runs from the last sign of life: the start, or the last progress reported.
+    let (mut lively, mut people_then) = (started, people_before);
+    let mut last_progress: Option<f64> = None;
     tokio::pin!(call);
-    let mut deadline = started + timeout;
+    let mut deadline = started + plan.timeout.min(plan.max_time);
     loop {
         tokio::select! {
             done = &mut call => return Ok(done),
+            Some(progress) = heard.recv() => {
+                // Progress goes up with every report; a report that does not is no news.
+                if last_progress.is_some_and(|last| progress.progress <= last) {
+                    continue;
+                }
+                last_progress = Some(progress.progress);
+                lively = tokio::time::Instant::now();
+                people_then = conn.handler().time_with_people().0;
+                show(plan, progress);
+                deadline = (lively + plan.timeout).min(started + plan.max_time);
+            }
             _ = tokio::time::sleep_until(deadline) => {
                 let (people_now, open) = conn.handler().time_with_people();
-                let with_people = people_now.saturating_sub(people_before);
                 let now = tokio::time::Instant::now();
                 if open {
                     // Look again shortly: the clock resumes once the person has answered.
                     deadline = now + Duration::from_millis(100);
-                } else if started + timeout + with_people > now {
-                    deadline = started + timeout + with_people;
-                } else {
-                    return Err(());
+                    continue;
                 }
+                let most = started + plan.max_time + people_now.saturating_sub(people_before);
+                let silent = lively + plan.timeout + people_now.saturating_sub(people_then);
+                if most <= now {
+                    return Err(TimedOut::TooLong);
+                }
+                if silent <= now {
+                    return Err(TimedOut::Silent);
+                }
+                deadline = silent.min(most);
             }
         }
     }
+}
+
+/// A server's progress on the call, where the plan shows it: its own words cut short, as
+/// data for people, never for the model.
+fn show(plan: &CallPlan, progress: ProgressNotificationParam) {
+    let Some(shown) = &plan.progress else {
+        return;
+    };
+    let message = progress
+        .message
+        .filter(|m| !m.trim().is_empty())
+        .map(|m| crate::text::cut(&m, PROGRESS_MESSAGE_SHOWN));
+    let total = progress
+        .total
+        .filter(|total| total.is_finite() && *total > 0.0);
+    let _ = shown.events.send(HostEvent::Progress {
+        ticket: plan.ticket.clone(),
+        turn: shown.turn,
+        tool: shown.tool.clone(),
+        progress: progress.progress,
+        total,
+        message,
+    });
 }
 
 fn protocol_error(

@@ -10,9 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, ProtocolVersion, ServerPeerInfo, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotification,
+    CancelledNotificationParam, ClientNotification, ClientRequest, ErrorCode,
+    ProgressNotificationParam, ProtocolVersion, ServerPeerInfo, Tool,
 };
-use rmcp::service::{RunningService, ServiceError, serve_directly};
+use rmcp::service::{PeerRequestOptions, RunningService, ServiceError, serve_directly};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -26,6 +28,7 @@ use crate::wire::lane::CallLane;
 
 use super::transport::Opened;
 pub use crate::host::servers::elicitation::{HostClient, InFlight};
+use crate::host::servers::notices::ProgressRoutes;
 pub use crate::host::servers::transport::{InProcessServers, ServeInProcess};
 
 pub type Service = RunningService<RoleClient, HostClient>;
@@ -112,20 +115,84 @@ pub struct Live {
 
 impl Live {
     /// One `tools/call` round, as rmcp's `call_tool_once` answers it: on the connection's
-    /// [`CallLane`] when it has one, through rmcp's service otherwise.
+    /// [`CallLane`] when it has one, through rmcp's service otherwise. The server's progress
+    /// on it goes to `heard` while it is under way.
     ///
     /// `params` stay the caller's, for the next round or a retry; only rmcp's service is
     /// given its own copy.
     pub async fn call_tool(
         &self,
         params: &mut CallToolRequestParams,
+        progress: &ProgressRoutes,
+        heard: &mpsc::Sender<ProgressNotificationParam>,
     ) -> Result<CallToolResponse, ServiceError> {
         match &self.lane {
-            Some(lane) => lane.call_tool(params).await,
+            Some(lane) => {
+                let token = progress.token();
+                params
+                    .meta
+                    .get_or_insert_default()
+                    .set_progress_token(token.clone());
+                let _following = progress.follow(token, heard.clone());
+                lane.call_tool(params).await
+            }
             // Boxed: rmcp's future is some kilobytes, and this one is moved into each
             // caller's state; unboxed, every lane call would copy that much as well.
-            None => Box::pin(self.service.call_tool_once(params.clone())).await,
+            None => Box::pin(self.call_through_rmcp(params.clone(), progress, heard)).await,
         }
+    }
+
+    /// `call_tool_once` as rmcp sends it, with the progress token rmcp gave the request
+    /// followed: rmcp puts its own token on every request, over any the caller set.
+    async fn call_through_rmcp(
+        &self,
+        params: CallToolRequestParams,
+        progress: &ProgressRoutes,
+        heard: &mpsc::Sender<ProgressNotificationParam>,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let peer = self.service.peer();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        // Followed at once: on the desk's one thread, nothing the server sends back is read
+        // before this task waits for the answer.
+        let _following = progress.follow(handle.progress_token.clone(), heard.clone());
+        let mut abandoned = Abandoned {
+            peer: Some(peer.clone()),
+            id: handle.id.clone(),
+        };
+        let answer = handle.await_response().await;
+        abandoned.peer = None;
+        crate::wire::lane::call_response(answer?)
+    }
+}
+
+/// A call through rmcp, until its answer came: dropped before (a timeout), the server is
+/// told (`notifications/cancelled`), as rmcp's own `call_tool_once` does.
+struct Abandoned {
+    peer: Option<rmcp::Peer<RoleClient>>,
+    id: rmcp::model::RequestId,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the desk stopped waiting for the call".to_owned()),
+        ));
+        runtime.spawn(async move {
+            // The server may be gone already; a cancel is a courtesy.
+            let _ = peer
+                .send_notification(ClientNotification::CancelledNotification(cancelled))
+                .await;
+        });
     }
 }
 

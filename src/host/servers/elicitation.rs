@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use crate::host::api::{FormAnswer, FormAsk, Pending, Question};
 use crate::host::servers::calls::InputExchange;
 use crate::host::servers::form_wire;
+use crate::host::servers::notices::ProgressRoutes;
 
 /// The handler of one connection: it knows which server it belongs to, so a person always
 /// sees who asks.
@@ -35,6 +36,8 @@ pub struct HostClient {
     /// Forms an older server asked in the middle of a ticket's call, with their answers, until
     /// the call takes them into its run (and so into the ticket's record).
     heard: Arc<std::sync::Mutex<Vec<(String, InputExchange)>>>,
+    /// The calls following their progress, by token.
+    progress: ProgressRoutes,
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +55,13 @@ impl HostClient {
             people: Default::default(),
             in_flight: Default::default(),
             heard: Default::default(),
+            progress: Default::default(),
         }
+    }
+
+    /// The calls to this server that follow their progress.
+    pub fn progress(&self) -> &ProgressRoutes {
+        &self.progress
     }
 
     /// The forms this server asked during `ticket`'s call, answered, in the order they came;
@@ -198,5 +207,13 @@ impl ClientHandler for HostClient {
             .unwrap_or_default();
         self.hear(ticket.as_deref(), &message, &result);
         Ok(result)
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.progress.heard(params);
     }
 }

@@ -82,7 +82,8 @@ fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<L
     let need = height + app.scroll_back as usize;
     let entries = app.transcripts.entries(&item.ticket.ticket_id);
     let read = entries.is_some();
-    let mut standing = writing_lines(app, item, width);
+    let mut standing = progress_lines(app, item, width);
+    standing.extend(writing_lines(app, item, width));
     standing.extend(standing_lines(item, width));
     let mut count = standing.len();
     let mut tail: Vec<Vec<Line>> = Vec::new();
@@ -139,6 +140,54 @@ fn ticket_text(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> 
     }
     lines.push(Line::raw(""));
     lines
+}
+
+/// How far the call under way has got, under its line (the last in the history), as its
+/// server reports it: `3 of 10` with a bar when the server gives a total, the count alone
+/// when not; the server's message is its own words, shown as data.
+fn progress_lines(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> {
+    let Some(call) = app.progress.get(&item.ticket.ticket_id) else {
+        return Vec::new();
+    };
+    let how_far = match call.total {
+        Some(total) => {
+            let share = (call.progress / total).clamp(0.0, 1.0);
+            let filled = (share * PROGRESS_BAR as f64).round() as usize;
+            format!(
+                "{} of {} [{}{}] {:.0}%",
+                amount(call.progress),
+                amount(total),
+                "#".repeat(filled),
+                "-".repeat(PROGRESS_BAR - filled),
+                share * 100.0
+            )
+        }
+        None => amount(call.progress),
+    };
+    let mut lines = Vec::new();
+    push_wrapped(
+        &mut lines,
+        &format!("working: {how_far}"),
+        width,
+        theme::dim(),
+        "  ",
+    );
+    if let Some(message) = &call.message {
+        push_wrapped(&mut lines, &clean(message), width, theme::untrusted(), "  ");
+    }
+    lines
+}
+
+/// How many cells the progress bar takes.
+const PROGRESS_BAR: usize = 10;
+
+/// A server's count as people write it: whole numbers without decimals.
+fn amount(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
 }
 
 /// What the model is writing on this ticket now, as it streams: the customer's side of the
