@@ -201,6 +201,14 @@ pub(crate) async fn work(
                 tracing::warn!(%ticket, approval = ?state.approval, "waits for a lead: `support-desk approvals` lists it, and running the ticket again after a lead's answer goes on from it")
             }
             HostEvent::Problem(problem) => tracing::warn!(%problem, "host problem"),
+            HostEvent::ToolsChanged {
+                server,
+                held,
+                added,
+                gone,
+            } => {
+                tracing::warn!(%server, ?held, ?added, ?gone, "a server's tools changed; held tools wait for a person")
+            }
             HostEvent::QueueFinished(mut done) => {
                 done.servers_failed = servers_failed;
                 summary = Some(done);

@@ -67,6 +67,8 @@ pub struct Host {
     pub(super) told: std::sync::Mutex<std::collections::HashSet<i64>>,
     /// The runs a person may stop, and the queue's.
     pub(super) stops: Stops,
+    /// Where each connection sends its server's prefix when the server says its tools changed.
+    pub(super) tool_changes: mpsc::UnboundedSender<String>,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -131,6 +133,7 @@ async fn connect_all(
     storage: &Storage,
     builtins: &InProcessServers,
     questions: &mpsc::Sender<Question>,
+    tool_changes: &mpsc::UnboundedSender<String>,
 ) -> (Vec<Arc<ServerConn>>, Vec<ServerSummary>) {
     let mut servers = Vec::new();
     let mut summaries = Vec::new();
@@ -140,6 +143,7 @@ async fn connect_all(
             data_dir: storage.data_dir.clone(),
             connect_timeout: config.limits.connect_timeout(),
             builtins: builtins.clone(),
+            tool_changes: Some(tool_changes.clone()),
             ..Reach::default()
         };
         match ServerConn::connect_with(prefix, server, questions.clone(), reach).await {
@@ -215,7 +219,9 @@ impl Host {
             recorder,
             servers: builtins,
         } = parts;
-        let (servers, mut summaries) = connect_all(&config, &storage, &builtins, &questions).await;
+        let (tool_changes, changes_said) = mpsc::unbounded_channel();
+        let (servers, mut summaries) =
+            connect_all(&config, &storage, &builtins, &questions, &tool_changes).await;
         let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
         let record = storage.record.clone().unwrap_or_else(|| {
             Arc::new(Record::Sqlite(
@@ -258,6 +264,7 @@ impl Host {
             reviewed: Mutex::new(Default::default()),
             told: Default::default(),
             stops: Default::default(),
+            tool_changes,
             trust: Mutex::new(crate::host::gate::trust::Trust::load(
                 storage.data_dir.as_ref().map(|d| d.join("trust.json")),
             )),
@@ -273,7 +280,10 @@ impl Host {
         summaries.sort_by(|a, b| a.prefix.cmp(&b.prefix));
         let _ = host.events.send(HostEvent::Servers(summaries.clone()));
         *host.summaries.write().unwrap_or_else(|p| p.into_inner()) = summaries;
-        Arc::new(host)
+        let host = Arc::new(host);
+        // From now on a server that says its tools changed is listed again at once.
+        host.follow_tool_changes(changes_said);
+        host
     }
 
     /// Every server as last reported: connected, or left out and why.

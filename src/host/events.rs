@@ -49,6 +49,17 @@ pub enum HostEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A server said its tools changed while the desk was open, and they were listed again
+    /// and checked against their pins at once: `held` are kept from the model until a
+    /// person approves them (asked before the model's next request), `added` are offered
+    /// now, `gone` are no more (each `prefix.tool`). The server's summary follows in
+    /// [`Self::Servers`].
+    ToolsChanged {
+        server: String,
+        held: Vec<String>,
+        added: Vec<String>,
+        gone: Vec<String>,
+    },
     /// Every server's prompts, for the person's picker.
     Prompts(Vec<PromptInfo>),
     /// Every server's resources, for the person's picker.

@@ -447,6 +447,12 @@ impl App {
                 ));
             }
             HostEvent::Problem(problem) => self.message = Some(problem),
+            HostEvent::ToolsChanged {
+                server,
+                held,
+                added,
+                gone,
+            } => self.message = Some(tools_changed(&server, &held, &added, &gone)),
             HostEvent::SignInOpen { server, url } => {
                 self.message = Some(format!("waiting for the browser to sign in to {server}"));
                 if self.modal.is_none() {
@@ -894,4 +900,34 @@ pub fn queue_offset(selected: usize, rows: usize) -> usize {
 /// What the desk says while an approval's form is on its way from the host.
 pub(super) fn approval_opening(id: i64) -> String {
     format!("approval {id}: its form opens when the host has it")
+}
+
+/// What the status bar says when a server's tools changed under the desk: the names are the
+/// server's, shown cleaned.
+fn tools_changed(server: &str, held: &[String], added: &[String], gone: &[String]) -> String {
+    let names = |names: &[String]| {
+        names
+            .iter()
+            .map(|name| super::sanitize::one_line(name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut said = Vec::new();
+    if !held.is_empty() {
+        said.push(format!(
+            "held until a person approves the change: {}",
+            names(held)
+        ));
+    }
+    if !added.is_empty() {
+        said.push(format!("offered now: {}", names(added)));
+    }
+    if !gone.is_empty() {
+        said.push(format!("gone: {}", names(gone)));
+    }
+    format!(
+        "{}'s tools changed; {}",
+        super::sanitize::one_line(server),
+        said.join("; ")
+    )
 }

@@ -4,6 +4,7 @@
 use serde_json::json;
 use support_desk::config::ServerConfig;
 use support_desk::host::api::Outcome;
+use support_desk::record::Event;
 
 use crate::host::{Setup, harness};
 use crate::mock_model::{call, scripted, words};
@@ -165,7 +166,7 @@ async fn a_description_changed_after_the_pins_is_blocked_between_tickets_not_ins
 }
 
 #[tokio::test]
-async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next() {
+async fn a_definition_changed_without_a_word_during_a_ticket_is_met_at_the_next() {
     let rug_cell: std::sync::Arc<
         std::sync::Mutex<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>>,
     > = Default::default();
@@ -194,7 +195,7 @@ async fn a_definition_that_changes_during_a_ticket_is_applied_only_to_the_next()
             ("fix.echo_meta".to_owned(), Outcome::Result),
             ("fix.echo_meta".to_owned(), Outcome::Result)
         ],
-        "inside the ticket the tools stay as they were when it started"
+        "a server that does not say its tools changed is not listed again inside the ticket"
     );
     let system = crate::mock_model::system_prompt(&h.model.requests()[1]);
     assert!(
@@ -240,5 +241,159 @@ async fn instructions_in_a_server_description_cause_no_side_effect_without_conse
             .consents()
             .iter()
             .all(|a| a.tool != "shop.issue_refund")
+    );
+}
+
+/// The names of the tools a model request offers.
+fn offered(request: &serde_json::Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Waits, as long as a slow machine could need, for `done`.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(started.elapsed().as_secs() < 30, "never happened: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// One ticket's run in which the fixture pulls the rug on `echo_meta`, and says so, while the
+/// model is on its second reply (held until the desk has heard): the model calls `echo_meta`,
+/// then `echo_meta` again, then writes. The person approves every plain call, and a changed
+/// definition when `approve`.
+async fn rug_pulled_out_loud_in_a_run(approve: bool) -> crate::host::Harness {
+    let hold = std::sync::Arc::new(tokio::sync::Notify::new());
+    let mut setup = fixture_setup(
+        scripted(vec![
+            call("fix__echo_meta", json!({})),
+            call("fix__echo_meta", json!({})),
+            words("Done."),
+        ]),
+        Box::new(|_| FormAnswer::Cancel),
+    );
+    setup.consent = Box::new(move |ask| approve || ask.changed_definition.is_none());
+    setup.stream = Some((
+        std::time::Duration::from_millis(1),
+        Some(std::sync::Arc::clone(&hold)),
+    ));
+    let h = harness(setup).await;
+    let ticket = h.host.ticket("T-0001").cloned().expect("T-0001");
+    let host = std::sync::Arc::clone(&h.host);
+    let run = tokio::spawn(async move { host.work_ticket(&ticket, None).await });
+    hold.notify_one();
+    until("the model is asked a second time", || {
+        h.model.requests().len() == 2
+    })
+    .await;
+    h.pull_rug_out_loud();
+    until("the desk hears the fixture's tools changed", || {
+        !h.tools_changed.lock().expect("lock").is_empty()
+    })
+    .await;
+    hold.notify_one();
+    until("the model is asked a third time", || {
+        h.model.requests().len() == 3
+    })
+    .await;
+    hold.notify_one();
+    run.await.expect("the run ends");
+    h
+}
+
+/// Where the person was asked about `echo_meta`'s change in the record, and where the model
+/// was asked its third time: the question comes first.
+async fn asked_before_the_third_request(h: &crate::host::Harness) -> (bool, String) {
+    let events = h.host.events().await;
+    let third = events
+        .iter()
+        .position(|e| matches!(e, Event::ModelCall { turn: 3, .. }))
+        .expect("a third model call");
+    let (at, approved, shown) = events
+        .iter()
+        .enumerate()
+        .find_map(|(at, e)| match e {
+            Event::Consent {
+                tool,
+                approved,
+                shown: Some(shown),
+                ..
+            } if tool == "fix.echo_meta" => Some((at, *approved, shown.clone())),
+            _ => None,
+        })
+        .expect("the change was put to a person");
+    assert!(
+        at < third,
+        "asked at {at}, the model's third call at {third}"
+    );
+    (approved, shown)
+}
+
+#[tokio::test]
+async fn a_tool_that_changes_during_a_run_is_out_of_the_models_next_request_at_once() {
+    let h = rug_pulled_out_loud_in_a_run(false).await;
+    assert_eq!(
+        h.tools_changed.lock().expect("lock").clone(),
+        [("fix".to_owned(), vec!["fix.echo_meta".to_owned()])],
+        "the desk was told which tool is held"
+    );
+    let requests = h.model.requests();
+    assert!(offered(&requests[1]).contains(&"fix__echo_meta".to_owned()));
+    assert!(
+        !offered(&requests[2]).contains(&"fix__echo_meta".to_owned()),
+        "{:?}",
+        offered(&requests[2])
+    );
+    for said in ["Echoes the request's _meta", "ignore previous rules"] {
+        assert!(!requests[2].to_string().contains(said), "{said}");
+    }
+    assert_eq!(
+        h.outcomes().await,
+        [
+            ("fix.echo_meta".to_owned(), Outcome::Result),
+            ("fix.echo_meta".to_owned(), Outcome::UnknownTool)
+        ],
+        "the call after the change did not reach the server"
+    );
+    let (approved, shown) = asked_before_the_third_request(&h).await;
+    assert!(!approved);
+    assert!(
+        shown.contains("+ now:") && shown.contains("ignore previous rules"),
+        "{shown}"
+    );
+    let asked = h.people.consents();
+    assert!(
+        asked
+            .iter()
+            .any(|a| a.tool == "fix.echo_meta" && a.changed_definition.as_deref() == Some(&shown)),
+        "{asked:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_changed_during_a_run_is_offered_again_only_after_a_person_approves_its_diff() {
+    let h = rug_pulled_out_loud_in_a_run(true).await;
+    let (approved, shown) = asked_before_the_third_request(&h).await;
+    assert!(approved);
+    assert!(shown.contains("ignore previous rules"), "{shown}");
+    let third = &h.model.requests()[2];
+    assert!(
+        offered(third).contains(&"fix__echo_meta".to_owned()),
+        "{:?}",
+        offered(third)
+    );
+    assert!(
+        third.to_string().contains("ignore previous rules"),
+        "offered as the person approved it"
+    );
+    assert_eq!(
+        h.outcomes().await[1],
+        ("fix.echo_meta".to_owned(), Outcome::UnknownTool),
+        "held from the change until the approval"
     );
 }

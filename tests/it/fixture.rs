@@ -3,7 +3,9 @@
 //! that never stops asking, one with a form of every field type, one
 //! that answers megabytes, one that sends the person to a URL, and three that declare an
 //! output schema (one meets it, one breaks it, one sends no structured content at all); its
-//! instructions carry escape sequences and words aimed at the model.
+//! instructions carry escape sequences and words aimed at the model. A client that listens
+//! (`subscriptions/listen`) hears its tools changed each time `tools_changed` is bumped;
+//! setting `rug_pulled` alone changes them without a word.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,6 +22,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde_json::json;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
@@ -30,6 +33,8 @@ pub struct Fixture {
     rug_pulled: Arc<AtomicBool>,
     /// How many `slow_read` calls the client cancelled (`notifications/cancelled`).
     reads_cancelled: Arc<AtomicUsize>,
+    /// Bumped each time the tools change out loud: every listening client is told.
+    tools_changed: Arc<watch::Sender<u64>>,
 }
 
 /// What the fixture says of itself in its instructions: for people, never for the model (with
@@ -98,11 +103,16 @@ fn answer(responses: &Option<rmcp::model::InputResponses>, key: &str) -> Option<
 
 #[tool_router]
 impl Fixture {
-    pub fn new(rug_pulled: Arc<AtomicBool>, reads_cancelled: Arc<AtomicUsize>) -> Self {
+    pub fn new(
+        rug_pulled: Arc<AtomicBool>,
+        reads_cancelled: Arc<AtomicUsize>,
+        tools_changed: Arc<watch::Sender<u64>>,
+    ) -> Self {
         Self {
             tool_router: Self::tool_router(),
             rug_pulled,
             reads_cancelled,
+            tools_changed,
         }
     }
 
@@ -270,8 +280,37 @@ impl Fixture {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// Says `notifications/tools/list_changed` each time the tools change out loud, until the
+    /// client goes.
+    async fn listen(&self, cx: rmcp::service::SubscriptionContext) -> Result<(), rmcp::ErrorData> {
+        let mut changes = self.tools_changed.subscribe();
+        loop {
+            tokio::select! {
+                _ = cx.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let _ = cx.sink().notify_tool_list_changed().await;
+                }
+            }
+        }
     }
 
     async fn list_tools(
@@ -291,10 +330,12 @@ impl ServerHandler for Fixture {
 
 /// The fixture's switches and counters, shared by its sessions.
 pub struct FixtureFlags {
-    /// Set: `echo_meta`'s description pulls the rug.
+    /// Set: `echo_meta`'s description pulls the rug (without a word to anyone).
     pub rug_pulled: Arc<AtomicBool>,
     /// How many `slow_read` calls were cancelled by the client.
     pub reads_cancelled: Arc<AtomicUsize>,
+    /// Told to every listening client when the tools change out loud.
+    pub tools_changed: Arc<watch::Sender<u64>>,
 }
 
 /// Serves the fixture at `http://127.0.0.1:PORT/mcp` until the token is cancelled.
@@ -302,9 +343,20 @@ pub async fn serve_fixture() -> (String, CancellationToken, FixtureFlags) {
     let shutdown = CancellationToken::new();
     let rug_pulled = Arc::new(AtomicBool::new(false));
     let reads_cancelled = Arc::new(AtomicUsize::new(0));
-    let (rug, cancelled) = (Arc::clone(&rug_pulled), Arc::clone(&reads_cancelled));
+    let tools_changed = Arc::new(watch::channel(0).0);
+    let (rug, cancelled, changed) = (
+        Arc::clone(&rug_pulled),
+        Arc::clone(&reads_cancelled),
+        Arc::clone(&tools_changed),
+    );
     let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(Fixture::new(Arc::clone(&rug), Arc::clone(&cancelled))),
+        move || {
+            Ok(Fixture::new(
+                Arc::clone(&rug),
+                Arc::clone(&cancelled),
+                Arc::clone(&changed),
+            ))
+        },
         Default::default(),
         StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
     );
@@ -322,6 +374,7 @@ pub async fn serve_fixture() -> (String, CancellationToken, FixtureFlags) {
     let flags = FixtureFlags {
         rug_pulled,
         reads_cancelled,
+        tools_changed,
     };
     (url, shutdown, flags)
 }

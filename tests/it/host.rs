@@ -90,7 +90,14 @@ pub struct Harness {
     pub written: Arc<Mutex<Vec<(String, u32, String)>>>,
     /// Every call's progress the desk was shown, in order.
     pub progress: Arc<Mutex<Vec<Shown>>>,
+    /// Each server whose tools changed while the desk was open, with the tools it held.
+    pub tools_changed: Arc<Mutex<Vec<HeldOnChange>>>,
+    /// Told to the fixture's listening clients when its tools change out loud.
+    pub fixture_changes: Option<Arc<tokio::sync::watch::Sender<u64>>>,
 }
+
+/// A server whose tools changed while the desk was open, and the tools that change held.
+pub type HeldOnChange = (String, Vec<String>);
 
 /// One call's progress as the desk was shown it.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,7 +185,7 @@ pub async fn harness(setup: Setup) -> Harness {
         .servers
         .insert("shop".into(), shop_config(&dir.path().join("shop.sqlite3")));
     let mut fixture_stop = None;
-    let (mut rug_pulled, mut reads_cancelled) = (None, None);
+    let (mut rug_pulled, mut reads_cancelled, mut fixture_changes) = (None, None, None);
     if setup.fixture {
         let (url, stop, flags) = serve_fixture().await;
         if setup.poisoned {
@@ -189,6 +196,7 @@ pub async fn harness(setup: Setup) -> Harness {
         fixture_stop = Some(stop);
         rug_pulled = Some(flags.rug_pulled);
         reads_cancelled = Some(flags.reads_cancelled);
+        fixture_changes = Some(flags.tools_changed);
         config.servers.insert(
             "fix".into(),
             ServerConfig {
@@ -206,7 +214,12 @@ pub async fn harness(setup: Setup) -> Harness {
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     let written = Arc::new(Mutex::new(Vec::new()));
     let progress = Arc::new(Mutex::new(Vec::new()));
-    let (writes, shows) = (Arc::clone(&written), Arc::clone(&progress));
+    let tools_changed = Arc::new(Mutex::new(Vec::new()));
+    let (writes, shows, changes) = (
+        Arc::clone(&written),
+        Arc::clone(&progress),
+        Arc::clone(&tools_changed),
+    );
     tokio::spawn(async move {
         while let Some(event) = events_rx.recv().await {
             match event {
@@ -231,6 +244,9 @@ pub async fn harness(setup: Setup) -> Harness {
                     total,
                     message,
                 }),
+                HostEvent::ToolsChanged { server, held, .. } => {
+                    changes.lock().expect("lock").push((server, held))
+                }
                 _ => {}
             }
         }
@@ -259,10 +275,24 @@ pub async fn harness(setup: Setup) -> Harness {
         reads_cancelled,
         written,
         progress,
+        tools_changed,
+        fixture_changes,
     }
 }
 
 impl Harness {
+    /// The fixture's `echo_meta` pulls the rug, and the fixture says its tools changed.
+    pub fn pull_rug_out_loud(&self) {
+        self.rug_pulled
+            .as_ref()
+            .expect("the fixture runs")
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.fixture_changes
+            .as_ref()
+            .expect("the fixture runs")
+            .send_modify(|n| *n += 1);
+    }
+
     pub async fn work(&self, ticket: &str) -> TicketRun {
         let ticket = self
             .host

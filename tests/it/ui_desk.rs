@@ -1453,3 +1453,24 @@ fn a_calls_progress_shows_under_its_line_until_its_outcome_comes() {
     assert!(!after.contains("working:"), "{after}");
     assert!(after.contains("counted 24 parcels"), "{after}");
 }
+
+/// A server that changes its tools while the desk is open: the status bar says which are held
+/// until a person approves them, which are new and which are gone, the names cleaned.
+#[test]
+fn a_servers_changed_tools_are_told_on_the_status_bar() {
+    let mut app = app();
+    app.on_host(HostEvent::ToolsChanged {
+        server: "fix".into(),
+        held: vec!["fix.echo_meta\u{1b}[2J".into()],
+        added: vec!["fix.count_slowly".into()],
+        gone: vec![],
+    });
+    let shown = screen(&app, 160, 24);
+    assert!(!shown.contains("[2J"), "{shown}");
+    assert!(
+        shown.contains(
+            "fix's tools changed; held until a person approves the change: fix.echo_meta; offered now: fix.count_slowly"
+        ),
+        "{shown}"
+    );
+}

@@ -1,5 +1,6 @@
 //! The tools the host offers the model: every server's list under the host's names, each
-//! definition checked against its pin. Lists are refreshed between tickets, never inside one.
+//! definition checked against its pin. Lists are refreshed before each ticket, and at once
+//! for a server that says its tools changed.
 //! This module decides what is offered; it never asks anyone anything.
 
 use std::sync::Arc;

@@ -153,9 +153,10 @@ impl Host {
     }
 
     /// Puts each tool kept from the model, and not yet put to a person in this session, to a
-    /// person before `ticket` is worked: approved, it is pinned as it is now (with who approved
-    /// it and what they were shown) and offered from this ticket on; declined, it stays out.
-    pub(in crate::host) async fn review_held_tools(&self, ticket: &str) {
+    /// person before `ticket`'s model call `turn` (0: before the ticket is worked): approved,
+    /// it is pinned as it is now (with who approved it and what they were shown) and offered
+    /// from that call on; declined, it stays out.
+    pub(in crate::host) async fn review_held_tools(&self, ticket: &str, turn: u32) {
         let waiting: Vec<(ToolName, Arc<ServerConn>, Tool, Held)> = {
             let tools = self.tools.read().await;
             let mut reviewed = self.reviewed.lock().await;
@@ -168,7 +169,8 @@ impl Host {
                 .collect()
         };
         for (name, conn, tool, held) in waiting {
-            self.put_held(ticket, 0, &name, &conn, &tool, &held).await;
+            self.put_held(ticket, turn, &name, &conn, &tool, &held)
+                .await;
         }
     }
 

@@ -61,6 +61,14 @@ pub fn system_prompt(
     text
 }
 
+/// How many characters the tools take in the system prompt, for the record's figures.
+pub fn tool_list_chars(tools: &[ToolSpec]) -> usize {
+    tools
+        .iter()
+        .map(|s| s.name.len() + s.description.len() + s.input_schema.to_string().len())
+        .sum()
+}
+
 /// How the desk guides a ticket's first step: its first-tool lines and the identifiers it
 /// reads in the customer's text.
 #[derive(Debug, Clone, Default)]

@@ -11,6 +11,7 @@ use tokio::sync::Semaphore;
 use super::continuation::Continued;
 use crate::host::api::{Outcome, PersonPrompt};
 use crate::host::checks;
+use crate::host::core::Attached;
 use crate::host::core::{Host, TicketRun};
 use crate::host::events::HostEvent;
 use crate::host::gate::names::ToolName;
@@ -21,7 +22,7 @@ use crate::host::run::conversation::{Called, Conversation, Taken};
 use crate::host::run::system_prompt;
 use crate::host::servers::calls::{self, CallPlan, ProgressShown};
 use crate::host::servers::connect::ServerConn;
-use crate::model::chat::{ChatRequest, Message, Reply, ToolCall};
+use crate::model::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec};
 use crate::record::Event;
 use crate::tickets::Ticket;
 
@@ -113,7 +114,7 @@ impl Host {
         if extra_prompt.is_none() || self.tools.read().await.0.is_empty() {
             self.refresh_tools().await;
         }
-        self.review_held_tools(id).await;
+        self.review_held_tools(id, 0).await;
         let mut run = TicketRun {
             ticket: id.to_owned(),
             model_calls: 0,
@@ -141,6 +142,9 @@ impl Host {
         let limit = self.config.limits.model_calls_per_ticket;
         for turn in first_turn..=limit {
             run.model_calls = turn;
+            // A server that said its tools changed since the last call has been listed again.
+            self.keep_offer_current(ticket, turn, &mut conversation)
+                .await;
             if turn == limit && turn > 1 {
                 conversation.last_turn();
             }
@@ -199,22 +203,8 @@ impl Host {
         extra_prompt: Option<&str>,
     ) -> (Conversation, Vec<String>) {
         let specs = self.tool_specs().await;
-        let mut attached = self.attached.clone();
-        let extra = self.extra.lock().await.get(&ticket.ticket_id).cloned();
-        attached.extend(extra.unwrap_or_default());
-        let limit = self.config.limits.model_calls_per_ticket;
-        let desk = &self.config.desk;
-        let system = system_prompt::system_prompt(&specs, &attached, limit, desk.signature());
-        let triage = system_prompt::Triage {
-            first_tool: &desk.first_tool,
-            identifiers: &self.identifiers,
-        };
-        let mut messages = vec![
-            Message::System { content: system },
-            Message::User {
-                content: system_prompt::ticket_message(ticket, &triage, &specs),
-            },
-        ];
+        let (system, attached) = self.told_first(ticket, &specs).await;
+        let mut messages = system.to_vec();
         if let Some(extra) = extra_prompt {
             messages.push(Message::User {
                 content: extra.to_owned(),
@@ -224,10 +214,7 @@ impl Host {
         let customer_text = format!("{ticket_text}\n{}", ticket.customer_id);
         let conversation = Conversation {
             messages,
-            tool_list_chars: specs
-                .iter()
-                .map(|s| s.name.len() + s.description.len() + s.input_schema.to_string().len())
-                .sum(),
+            tool_list_chars: system_prompt::tool_list_chars(&specs),
             context_chars: attached.iter().map(|a| a.text.len()).sum(),
             offered: specs.clone(),
             specs,
@@ -240,6 +227,32 @@ impl Host {
             conversation,
             attached.iter().map(|a| a.uri.clone()).collect(),
         )
+    }
+
+    /// What a run of `ticket` with `specs` offered starts with: the system prompt (the tools,
+    /// then the documents attached) and the ticket's message; and those documents.
+    pub(in crate::host) async fn told_first(
+        &self,
+        ticket: &Ticket,
+        specs: &[ToolSpec],
+    ) -> ([Message; 2], Vec<Attached>) {
+        let mut attached = self.attached.clone();
+        let extra = self.extra.lock().await.get(&ticket.ticket_id).cloned();
+        attached.extend(extra.unwrap_or_default());
+        let limit = self.config.limits.model_calls_per_ticket;
+        let desk = &self.config.desk;
+        let system = system_prompt::system_prompt(specs, &attached, limit, desk.signature());
+        let triage = system_prompt::Triage {
+            first_tool: &desk.first_tool,
+            identifiers: &self.identifiers,
+        };
+        let messages = [
+            Message::System { content: system },
+            Message::User {
+                content: system_prompt::ticket_message(ticket, &triage, specs),
+            },
+        ];
+        (messages, attached)
     }
 
     /// One model call, within the model timeout, recorded with the hash of what it saw.

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotification,
     CancelledNotificationParam, ClientNotification, ClientRequest, ErrorCode,
-    ProgressNotificationParam, ProtocolVersion, ServerPeerInfo, Tool,
+    ProgressNotificationParam, ProtocolVersion, ServerNotification, ServerPeerInfo,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError, serve_directly};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -224,6 +225,8 @@ pub struct Reach {
     pub sign_in: SignInPolicy,
     /// Who the desk is to the authorization server, instead of the config's `oauth` table.
     pub identity: Option<ClientIdentity>,
+    /// Where the server's word that its tools changed goes (its prefix), if anyone listens.
+    pub tool_changes: Option<mpsc::UnboundedSender<String>>,
 }
 
 /// How long a server may take to start, answer the handshake and list its tools.
@@ -269,6 +272,7 @@ impl ServerConn {
             builtins,
             sign_in,
             identity,
+            tool_changes,
         } = reach;
         let origin = config.origin();
         let remembered_at = data_dir.as_ref().map(|dir| {
@@ -279,7 +283,7 @@ impl ServerConn {
             prefix: prefix.to_owned(),
             origin: origin.clone(),
             config: config.clone(),
-            handler: HostClient::new(prefix, &origin, questions),
+            handler: HostClient::new(prefix, &origin, questions).with_tool_changes(tool_changes),
             remembered_at,
             live: Mutex::new(None),
             connect_timeout,
@@ -463,6 +467,16 @@ impl ServerConn {
             .zip(info.as_ref())
             .filter(|(lane, info)| lane.set_context(info, &client))
             .map(|(lane, _)| lane);
+        if let Some(info) = &info
+            && !info.protocol_version.has_initialize()
+            && info
+                .capabilities
+                .tools
+                .as_ref()
+                .is_some_and(|tools| tools.list_changed == Some(true))
+        {
+            self.listen_for_tool_changes(&service).await;
+        }
         Ok(Live {
             service: Arc::new(service),
             lane,
@@ -471,6 +485,42 @@ impl ServerConn {
             instructions,
             tools,
         })
+    }
+
+    /// On a revision that subscribes (2026-07-28), asks the server to say when its tools
+    /// change (`subscriptions/listen`); what it says goes to the handler, as an older
+    /// server's unasked notification does. A server that will not is only logged: its tools
+    /// are then listed again between tickets, as always.
+    async fn listen_for_tool_changes(&self, service: &Service) {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match service.peer().listen(filter).await {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                tracing::warn!(server = %self.prefix, error = %e, "the server will not say when its tools change; they are listed again between tickets");
+                return;
+            }
+        };
+        if subscription.acknowledged().tools_list_changed != Some(true) {
+            tracing::info!(server = %self.prefix, "the server does not say when its tools change");
+            return;
+        }
+        let handler = self.handler.clone();
+        tokio::spawn(async move {
+            loop {
+                match subscription.next().await {
+                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                        handler.tools_changed();
+                    }
+                    Ok(Some(_)) => {}
+                    // The connection ended; the next one subscribes again.
+                    Ok(None) => return,
+                    Err(e) => {
+                        tracing::warn!(server = %handler.prefix, error = %e, "the server's subscription ended; its tools are listed again between tickets");
+                        return;
+                    }
+                }
+            }
+        });
     }
 
     /// A failed handshake in words. For an `https://` server the TLS error is looked for in

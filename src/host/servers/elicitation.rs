@@ -38,6 +38,9 @@ pub struct HostClient {
     heard: Arc<std::sync::Mutex<Vec<(String, InputExchange)>>>,
     /// The calls following their progress, by token.
     progress: ProgressRoutes,
+    /// Where this server's word that its tools changed goes (its prefix is sent): to whoever
+    /// lists tools again, if anyone does.
+    tool_changes: Option<mpsc::UnboundedSender<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -56,6 +59,22 @@ impl HostClient {
             in_flight: Default::default(),
             heard: Default::default(),
             progress: Default::default(),
+            tool_changes: None,
+        }
+    }
+
+    /// Sends this server's prefix to `to` each time it says its tools changed.
+    pub fn with_tool_changes(mut self, to: Option<mpsc::UnboundedSender<String>>) -> Self {
+        self.tool_changes = to;
+        self
+    }
+
+    /// The server said its tools changed (unasked, or on the subscription its connection
+    /// opened): whoever lists tools is told which server it was.
+    pub fn tools_changed(&self) {
+        tracing::info!(server = %self.prefix, "the server says its tools changed");
+        if let Some(to) = &self.tool_changes {
+            let _ = to.send(self.prefix.clone());
         }
     }
 
@@ -215,5 +234,11 @@ impl ClientHandler for HostClient {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.progress.heard(params);
+    }
+
+    /// An older server says so unasked; a newer one on the subscription its connection
+    /// opened (`connect`), which rmcp keeps from this handler.
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.tools_changed();
     }
 }
