@@ -4,7 +4,7 @@
 //! (A state no result supports at all, "your order has shipped" with nothing to say so, is
 //! `claims`' unsupported state.)
 
-use super::{CallFact, Finding, Sentence, is_tool, match_steps, sentences};
+use super::{CallFact, Finding, Sentence, first_match, is_tool};
 use crate::host::api::Outcome;
 
 /// A released refund said to wait: for a lead, a review, an approval.
@@ -74,26 +74,7 @@ fn latest_status<'a>(calls: &'a [CallFact], tool: &str) -> Option<(&'a CallFact,
 /// The first phrase of `patterns` the reply states as its own (not in a question, a
 /// quotation, a supposition or the customer's words retold), negations included as written.
 fn stated(text: &str, patterns: &[&str]) -> Option<String> {
-    let steps: Vec<Vec<&str>> = patterns.iter().map(|p| p.split(' ').collect()).collect();
-    for sentence in sentences(text)
-        .iter()
-        .filter(|s| !s.question && !supposed(s))
-    {
-        let words = &sentence.words;
-        for start in 0..words.len() {
-            let Some(end) = steps
-                .iter()
-                .filter_map(|s| match_steps(words, start, s))
-                .max()
-            else {
-                continue;
-            };
-            if end > start && !words[start..end].iter().any(|w| w.quoted) {
-                return Some(text[words[start].start..words[end - 1].end].to_owned());
-            }
-        }
-    }
-    None
+    first_match(text, patterns, |sentence, _, _| !supposed(sentence))
 }
 
 fn supposed(sentence: &Sentence) -> bool {

@@ -202,25 +202,40 @@ struct Sentence {
 
 /// The earliest (then longest) match of any pattern in a sentence that asserts it.
 fn find_phrase(text: &str, patterns: &[&str]) -> Option<String> {
+    first_match(text, patterns, |sentence, start, end| {
+        let words = &sentence.words;
+        let last = &words[end - 1].norm;
+        let next = words.get(end).map(|w| w.norm.as_str());
+        let not_a_refund =
+            last.starts_with("refund") && next.is_some_and(|n| listed(NOT_A_REFUND, n));
+        !not_a_refund && !hedged(words, start, end)
+    })
+}
+
+/// The first phrase of `patterns` in a sentence of `text` that is not a question, with no
+/// quoted word in it, that `stands` accepts (given the sentence and the phrase's word range).
+fn first_match(
+    text: &str,
+    patterns: &[&str],
+    stands: impl Fn(&Sentence, usize, usize) -> bool,
+) -> Option<String> {
+    let steps: Vec<Vec<&str>> = patterns.iter().map(|p| p.split(' ').collect()).collect();
     for sentence in sentences(text).iter().filter(|s| !s.question) {
         let words = &sentence.words;
         for start in 0..words.len() {
-            let end = patterns
+            let Some(end) = steps
                 .iter()
-                .filter_map(|p| match_steps(words, start, &p.split(' ').collect::<Vec<_>>()))
-                .max();
-            let Some(end) = end else { continue };
-            let last = &words[end - 1].norm;
-            let next = words.get(end).map(|w| w.norm.as_str());
-            let not_a_refund =
-                last.starts_with("refund") && next.is_some_and(|n| listed(NOT_A_REFUND, n));
-            if words[start..end].iter().any(|w| w.quoted)
-                || not_a_refund
-                || hedged(words, start, end)
-            {
+                .filter_map(|s| match_steps(words, start, s))
+                .max()
+            else {
                 continue;
+            };
+            if end > start
+                && !words[start..end].iter().any(|w| w.quoted)
+                && stands(sentence, start, end)
+            {
+                return Some(text[words[start].start..words[end - 1].end].to_owned());
             }
-            return Some(text[words[start].start..words[end - 1].end].to_owned());
         }
     }
     None

@@ -15,3 +15,4 @@ pub(crate) mod server_prompts;
 pub(crate) mod stop;
 pub mod system_prompt;
 pub(crate) mod ticket_loop;
+pub(crate) mod tool_calls;

@@ -5,12 +5,11 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::ui::app::Status;
 use crate::ui::keymap;
 use crate::ui::panes::queue::status_style;
-use crate::ui::text::{centred, wrapped};
+use crate::ui::text::wrapped;
 use crate::ui::theme;
 
 /// Width of the left column (keys, words, signs).
@@ -58,23 +57,7 @@ const REVIEW_MARKS: &[(&str, &str)] = &[
 
 pub fn render(scroll: u16, frame: &mut Frame, area: Rect) {
     let lines = lines(usize::from(WIDTH - 2));
-    let rect = centred(area, WIDTH, lines.len() as u16 + 2);
-    let most = lines
-        .len()
-        .saturating_sub(usize::from(rect.height.saturating_sub(2)));
-    let scroll = usize::from(scroll).min(most);
-    let title = if most > 0 {
-        " Keys and signs (↑↓ PgUp PgDn scroll · Esc closes) "
-    } else {
-        " Keys and signs (Esc closes) "
-    };
-    let mut block = Block::default().borders(Borders::ALL).title(title);
-    if scroll < most {
-        block = block.title_bottom(Line::from(" ↓ more below ").right_aligned());
-    }
-    frame.render_widget(Clear, rect);
-    let shown: Vec<Line> = lines.into_iter().skip(scroll).collect();
-    frame.render_widget(Paragraph::new(shown).block(block), rect);
+    super::scrolled_box(frame, area, WIDTH, "Keys and signs", lines, scroll);
 }
 
 /// How many rows the help takes (the most it scrolls).

@@ -7,11 +7,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::host::api::ServerSummary;
 use crate::ui::sanitize::{clean, one_line};
-use crate::ui::text::{centred, wrapped};
+use crate::ui::text::wrapped;
 use crate::ui::theme;
 
 const WIDTH: u16 = 90;
@@ -21,22 +20,7 @@ const QUOTE: &str = "  │ ";
 pub fn render(servers: &[ServerSummary], scroll: u16, frame: &mut Frame, area: Rect) {
     let width = WIDTH.min(area.width);
     let lines = lines(servers, usize::from(width.saturating_sub(2)));
-    let rect = centred(area, width, lines.len() as u16 + 2);
-    let most = lines
-        .len()
-        .saturating_sub(usize::from(rect.height.saturating_sub(2)));
-    let scroll = usize::from(scroll).min(most);
-    let title = match most {
-        0 => " Servers (Esc closes) ",
-        _ => " Servers (↑↓ PgUp PgDn scroll · Esc closes) ",
-    };
-    let mut block = Block::default().borders(Borders::ALL).title(title);
-    if scroll < most {
-        block = block.title_bottom(Line::from(" ↓ more below ").right_aligned());
-    }
-    frame.render_widget(Clear, rect);
-    let shown: Vec<Line> = lines.into_iter().skip(scroll).collect();
-    frame.render_widget(Paragraph::new(shown).block(block), rect);
+    super::scrolled_box(frame, area, width, "Servers", lines, scroll);
 }
 
 /// How many rows the screen takes for `servers` (the most it scrolls).
