@@ -438,10 +438,11 @@ async fn s_stops_a_run_while_the_model_thinks_and_the_ticket_says_who() {
 /// T-0003 calls `shop.quote_refund` with the order from the ticket, then `shop.issue_refund`
 /// with the quote it returned; the refund is above the limit, so the shop's release form
 /// appears, naming the shop, as it would for a model's call; accepted, the refund is
-/// released, and the ticket's history shows the person's calls.
+/// released, and the ticket's history shows the person's calls, after a crash too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_the_embedded_default_a_person_issues_the_refund_and_the_shops_form_appears() {
-    let mut desk = Desk::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut desk = Desk::start_in(dir.path(), &[]);
     desk.select_t0003().await;
 
     desk.press(b"c");
@@ -499,5 +500,15 @@ async fn on_the_embedded_default_a_person_issues_the_refund_and_the_shops_form_a
     desk.press(b"\r");
     let done = desk.screen.wait_for("\"released\"").await;
     assert!(done.contains("shop.issue_refund"), "{done}");
+
+    // Killed and opened again: the record holds the person's calls and the release.
+    desk.kill().await;
+    let mut desk = Desk::start_in(dir.path(), &[]);
+    desk.select_t0003().await;
+    let history = desk.screen.wait_for("\"released\"").await;
+    assert!(
+        history.contains("shop.issue_refund") && history.contains(&quote_id),
+        "{history}"
+    );
     desk.quit().await;
 }
