@@ -13,6 +13,7 @@ pub mod conformance;
 pub mod evaluation;
 pub mod host;
 pub mod logging;
+pub mod mail;
 pub mod model;
 pub mod money;
 pub mod partner;
