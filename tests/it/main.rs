@@ -16,6 +16,8 @@ mod interop;
 mod invariants;
 mod judgment;
 mod lane;
+mod mail_servers;
+mod mail_wire;
 mod mock_model;
 mod oauth;
 mod partner;
