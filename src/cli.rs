@@ -68,6 +68,15 @@ pub enum Command {
     Compare(commands::compare::CompareArgs),
     /// Print the summary of a recorded run, computed from the recording alone.
     Summary(commands::summary::SummaryArgs),
+    /// Read the support mailbox into the record: once (`pull`), or as mail arrives (`serve`).
+    Mail {
+        #[command(subcommand)]
+        command: commands::mail::MailCommand,
+    },
+    /// Send a ticket's reply (its draft), as at the desk: by mail for a ticket that came by mail.
+    Send(commands::send::SendArgs),
+    /// Say a ticket's conversation is done, with an optional note.
+    Solve(commands::solve::SolveArgs),
 }
 
 /// Runs the command line and turns any error into a message and exit code 1.
@@ -169,5 +178,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Call(args) => commands::call::execute(args).await,
         Command::Compare(args) => commands::compare::execute(args).await,
         Command::Summary(args) => commands::summary::execute(args).await,
+        Command::Mail { command } => commands::mail::execute(command).await,
+        Command::Send(args) => commands::send::execute(args).await,
+        Command::Solve(args) => commands::solve::execute(args).await,
     }
 }

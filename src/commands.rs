@@ -15,11 +15,14 @@ pub mod desk;
 pub mod export;
 pub mod login;
 pub mod logout;
+pub mod mail;
 pub mod queue;
 pub mod review;
 pub mod run;
+pub mod send;
 pub mod serve;
 pub mod servers;
+pub mod solve;
 pub mod summary;
 pub mod team;
 

@@ -15,8 +15,10 @@ use serde::{Deserialize, Serialize};
 use crate::model::openai::{Recipe, Sampling};
 
 mod desk;
+mod mail;
 mod oauth;
 pub use desk::{DeskSection, FirstTool, IdentifierPattern};
+pub use mail::{ImapConfig, MailConfig, SmtpConfig};
 pub use oauth::OAuthConfig;
 
 pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");
@@ -32,6 +34,9 @@ pub struct DeskConfig {
     pub limits: Limits,
     pub consent: ConsentConfig,
     pub tickets: TicketsConfig,
+    /// The support mailbox: where tickets come from and replies go, besides `tickets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<MailConfig>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerConfig>,
     /// Files in the `mcpServers` JSON format whose servers join `servers`.
@@ -320,6 +325,8 @@ pub enum ConfigError {
     Prefix(String),
     #[error("limits.{0} must be at least 1")]
     Limit(&'static str),
+    #[error("[mail] {0}")]
+    Mail(String),
 }
 
 /// Which files make the config, lowest priority first after the built-in default.
@@ -440,6 +447,9 @@ impl DeskConfig {
             if value == 0 {
                 return Err(ConfigError::Limit(name));
             }
+        }
+        if let Some(mail) = &self.mail {
+            mail.validate()?;
         }
         Ok(())
     }

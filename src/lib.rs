@@ -14,6 +14,7 @@ pub mod evaluation;
 pub mod host;
 pub mod logging;
 pub mod mail;
+pub mod mailroom;
 pub mod model;
 pub mod money;
 pub mod partner;

@@ -60,7 +60,7 @@ pub enum MailError {
     NoStartTls { server: String, detail: String },
     #[error(
         "the {protocol} server {server} refused the login for {user} ({detail}): check the user \
-         and the password in $SUPPORT_MAIL_PASSWORD"
+         and the password in the environment variable the config's password_env names"
     )]
     LoginRefused {
         protocol: &'static str,

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 pub use engine::{EngineError, Record};
 pub use event::{Event, Finding, Manifest, Outcome, PersonPrompt};
-pub use state::{Lifecycle, TicketState};
+pub use state::{Conversation, Lifecycle, TicketState};
 pub use store::{Appended, DeskRecord, RecordError, Stored};
 
 use crate::tickets::Ticket;
@@ -106,6 +106,27 @@ pub struct QueueRow {
     /// On a team's record: the desk holding the ticket now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// Where the conversation with the customer stands: open, pending, solved or closed.
+    pub conversation: Conversation,
+    /// A reply by mail: `queued`, `delivered` or `failed`, with the server's latest words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<String>,
+    /// A ticket that came by mail: the sender, and every Message-ID of its conversation
+    /// (received and sent), oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<String>,
+    /// Why the desk marked the ticket when mail opened it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mark: Option<String>,
+}
+
+/// How long a solved conversation stays quiet before it is closed, and now (unix ms).
+#[derive(Debug, Clone, Copy)]
+pub struct Closing {
+    pub after_days: u32,
+    pub now: i64,
 }
 
 /// Every ticket of the queue with its state as the record has it (`new` when it has none).
@@ -116,6 +137,7 @@ pub fn queue(
     states: &[TicketState],
     in_use: bool,
     allow: &[String],
+    closing: Closing,
 ) -> Vec<QueueRow> {
     tickets
         .iter()
@@ -133,16 +155,31 @@ pub fn queue(
                 ),
                 _ => (state.state, state.reason.clone()),
             };
+            let conversation = state.conversation_at(closing.now, closing.after_days);
             QueueRow {
                 id: id.clone(),
                 state: lifecycle,
                 by: state.by,
                 at: state.at.map(rfc3339),
                 reason,
+                conversation,
+                delivery: state.delivery.as_ref().map(|d| match &d.words {
+                    Some(words) => format!("{} ({words})", d.state),
+                    None => d.state.clone(),
+                }),
                 sent: state
                     .sent
                     .map(|s| s.text.lines().next().unwrap_or_default().to_owned()),
                 owner: None,
+                from: (!ticket.thread.is_empty())
+                    .then(|| ticket.from.as_ref().map(|f| f.address.clone()))
+                    .flatten(),
+                messages: ticket
+                    .thread
+                    .iter()
+                    .map(|entry| entry.message.message_id.clone())
+                    .collect(),
+                mark: ticket.mark.clone(),
             }
         })
         .collect()
@@ -164,11 +201,17 @@ pub fn queue_text(rows: &[QueueRow]) -> String {
     let mut text = String::new();
     for row in rows {
         let mut line = format!("{:<8} {:<13}", row.id, row.state.as_str());
+        if !row.messages.is_empty() {
+            line.push_str(&format!(" {:<8}", row.conversation.as_str()));
+        }
         if let (Some(by), Some(at)) = (&row.by, &row.at) {
             line.push_str(&format!(" {by} {at}"));
         }
         if let Some(reason) = &row.reason {
             line.push_str(&format!(" · {reason}"));
+        }
+        if let Some(delivery) = &row.delivery {
+            line.push_str(&format!(" · mail: {delivery}"));
         }
         if let Some(sent) = &row.sent {
             line.push_str(&format!(" · sent: {sent}"));

@@ -5,6 +5,7 @@
 //! draws or prints.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
@@ -169,7 +170,60 @@ pub fn host_parts(
         storage,
         recorder,
         servers: bundled_servers(),
+        mailroom: None,
     }
+}
+
+/// Whether the mailbox can be read now: the Maildir is one, the IMAP account logs in and
+/// its folder exists. One person's desk only: a team's mailbox is read by one process at a
+/// time, which needs the team's lease.
+pub async fn check_mailbox(
+    mailroom: &crate::mailroom::Mailroom,
+    storage: &Storage,
+) -> anyhow::Result<()> {
+    if storage
+        .record
+        .as_ref()
+        .is_some_and(|r| r.team_url().is_some())
+    {
+        bail!(
+            "[mail] is for one person's desk for now: on a team's record two desks would read the same mailbox; run one desk with [mail] on its own data directory"
+        );
+    }
+    match &mailroom.inbound {
+        crate::mailroom::Inbound::Maildir(dir) => {
+            crate::mailroom::maildir::waiting(dir, 0)?;
+        }
+        crate::mailroom::Inbound::Imap(account) => {
+            crate::mail::imap::Imap::connect(account)
+                .await?
+                .logout()
+                .await;
+        }
+    }
+    Ok(())
+}
+
+/// The tickets mail opened in `record`, as they stand.
+pub async fn mail_tickets(
+    config: &DeskConfig,
+    record: &crate::record::Record,
+) -> anyhow::Result<Vec<Ticket>> {
+    let address = config.mail.as_ref().map_or("", |m| m.address.as_str());
+    let tickets = std::sync::Mutex::new(crate::mailroom::MailTickets::new(address));
+    crate::mailroom::intake::load(record, &tickets).await?;
+    let tickets = tickets.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(tickets.tickets().cloned().collect())
+}
+
+/// The mailroom `[mail]` describes, if any; a password the config names must be set.
+pub fn mailroom(config: &DeskConfig) -> anyhow::Result<Option<Arc<crate::mailroom::Mailroom>>> {
+    let Some(mail) = &config.mail else {
+        return Ok(None);
+    };
+    Ok(Some(Arc::new(crate::mailroom::Mailroom::from_config(
+        mail,
+    )?)))
 }
 
 /// The team's record this desk works on, if any: `--store`, else `[desk] store`. A password

@@ -57,8 +57,15 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         Some(record) => record.is_lead().await?,
         None => None,
     };
+    // A broken mailbox stops the desk before it opens, in words.
+    let mailroom = startup::mailroom(&config)?;
+    if let Some(mailroom) = &mailroom {
+        startup::check_mailbox(mailroom, &storage).await?;
+    }
+    let mut parts = startup::host_parts(config, model, tickets.clone(), storage, None);
+    parts.mailroom = mailroom;
     let mut handle = crate::host::task::spawn(HostSetup {
-        parts: startup::host_parts(config, model, tickets.clone(), storage, None),
+        parts,
         answerers: Answerers {
             consent: format!("person: {staff}"),
             lead: format!("person: {staff}"),

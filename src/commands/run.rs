@@ -224,6 +224,7 @@ pub(crate) async fn work(
             HostEvent::Happened { .. }
             | HostEvent::SignInOpen { .. }
             | HostEvent::Record(_)
+            | HostEvent::Tickets(_)
             | HostEvent::Transcript { .. }
             | HostEvent::Prompts(_)
             | HostEvent::Resources(_)

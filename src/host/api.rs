@@ -15,7 +15,7 @@ pub use crate::record::{Finding, Outcome, PersonPrompt};
 pub mod form_answers;
 
 pub use crate::record::transcript::{Entry, EntryKind};
-pub use crate::record::{Lifecycle, TicketState, rfc3339};
+pub use crate::record::{Conversation, Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
 pub use crate::tickets::Ticket;
 pub use form_answers::{
@@ -64,12 +64,18 @@ pub enum Command {
         ticket: TicketId,
         prompt: PersonPrompt,
     },
-    /// Send a ticket's reply (to the outbox). The text is checked against the ticket's call
+    /// Send a ticket's reply (by mail for a ticket that came by mail when `[mail.smtp]` is
+    /// set, else to the outbox). The text is checked against the ticket's call
     /// log first; refused while findings are open unless `override_reason` says why.
     SendReply {
         ticket: TicketId,
         text: String,
         override_reason: Option<String>,
+    },
+    /// A person's word that a ticket's conversation is done, with an optional note.
+    Solve {
+        ticket: TicketId,
+        note: Option<String>,
     },
     /// Keep a person's edit of a reply, checked against the ticket's call log.
     EditDraft { ticket: TicketId, text: String },

@@ -24,6 +24,7 @@ use crate::host::gate::consent::{self, ConsentGate, Pins};
 use crate::host::gate::names::{NameTable, ToolName};
 use crate::host::gate::tools::Offered;
 use crate::host::servers::connect::{InProcessServers, Reach, ServerConn};
+use crate::mailroom::Mailroom;
 use crate::model::Model;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, EngineError, Record, RecordError};
@@ -53,7 +54,10 @@ pub struct Host {
     pub(super) extra: Mutex<BTreeMap<String, Vec<Attached>>>,
     /// The desk's record: every event is appended here before anyone is shown it.
     pub(super) record: Arc<Record>,
-    pub(super) tickets: Vec<Ticket>,
+    /// The desk's queue: the config's tickets, then the mailbox's as they arrive.
+    pub(super) tickets: std::sync::RwLock<Vec<Ticket>>,
+    /// The support mailbox, when `[mail]` names one.
+    pub(super) mailroom: Option<Arc<Mailroom>>,
     pub(super) request_counter: std::sync::atomic::AtomicU64,
     /// How each tool compared with its pin at the last listing.
     pub(super) pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
@@ -124,6 +128,8 @@ pub struct HostParts {
     pub recorder: Option<Recorder>,
     /// The built-in servers the config's `in_process` may name (the binary's own).
     pub servers: InProcessServers,
+    /// The support mailbox, when `[mail]` names one.
+    pub mailroom: Option<Arc<Mailroom>>,
 }
 
 /// Connects every enabled server: the connections, and a summary of each server that could
@@ -218,6 +224,7 @@ impl Host {
             storage,
             recorder,
             servers: builtins,
+            mailroom,
         } = parts;
         let (tool_changes, changes_said) = mpsc::unbounded_channel();
         let (servers, mut summaries) =
@@ -258,7 +265,8 @@ impl Host {
             attached: Vec::new(),
             extra: Mutex::new(BTreeMap::new()),
             record,
-            tickets,
+            tickets: std::sync::RwLock::new(tickets),
+            mailroom,
             request_counter: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
             reviewed: Mutex::new(Default::default()),
@@ -302,13 +310,31 @@ impl Host {
             .clone()
     }
 
-    pub fn tickets(&self) -> &[Ticket] {
-        &self.tickets
+    /// The desk's queue as it is now.
+    pub fn tickets(&self) -> Vec<Ticket> {
+        self.tickets
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The ticket `id` of this desk's queue.
-    pub fn ticket(&self, id: &str) -> Option<&Ticket> {
-        crate::tickets::find(&self.tickets, id)
+    pub fn ticket(&self, id: &str) -> Option<Ticket> {
+        let tickets = self.tickets.read().unwrap_or_else(|p| p.into_inner());
+        crate::tickets::find(&tickets, id).cloned()
+    }
+
+    /// Puts `ticket` in the queue, or in the place of the one of its ID.
+    pub(super) fn put_ticket(&self, ticket: Ticket) {
+        let mut tickets = self.tickets.write().unwrap_or_else(|p| p.into_inner());
+        match tickets.iter_mut().find(|t| t.ticket_id == ticket.ticket_id) {
+            Some(known) => *known = ticket,
+            None => tickets.push(ticket),
+        }
+    }
+
+    pub fn mailroom(&self) -> Option<&Arc<Mailroom>> {
+        self.mailroom.as_ref()
     }
 
     pub fn attached(&self) -> &[Attached] {

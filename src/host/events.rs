@@ -4,6 +4,7 @@ use super::api::ServerSummary;
 use crate::record::transcript::{Entry, entries_of};
 use crate::record::{Stored, TicketState};
 use crate::recording::summary::Summary;
+use crate::tickets::Ticket;
 
 #[derive(Debug)]
 pub enum HostEvent {
@@ -13,6 +14,9 @@ pub enum HostEvent {
     /// (runs cut off by a crash already settled as needing a person). A ticket's history is
     /// read when asked for ([`Self::Transcript`]).
     Record(Vec<TicketState>),
+    /// Tickets new to the queue, or whose conversation went on (mail came in, a reply went
+    /// out): each replaces the one of its ID.
+    Tickets(Vec<Ticket>),
     /// One ticket's whole history, as asked for (`Command::Transcript`): each event's `seq`
     /// in the record, in order, with the transcript entries it makes.
     Transcript {

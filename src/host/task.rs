@@ -57,6 +57,7 @@ async fn run(
     } = setup;
     let host = Host::start(parts, questions, events.clone()).await;
     let followed_from = team_position(&host, &events).await;
+    host.open_mailroom().await;
     match host.record().states().await {
         Ok(states) => {
             let _ = events.send(HostEvent::Record(states));
@@ -116,7 +117,7 @@ async fn handle(
         Command::WorkTicket(id) => {
             let (host, events) = (Arc::clone(host), events.clone());
             work.spawn(async move {
-                match host.ticket(&id).cloned() {
+                match host.ticket(&id) {
                     Some(ticket) => {
                         host.work_claimed(&ticket, None, false).await;
                     }
@@ -153,11 +154,18 @@ async fn handle(
             ticket,
             text,
             override_reason,
-        } => report(
-            events,
-            host.send_reply(&ticket, &text, override_reason.as_deref())
-                .await,
-        ),
+        } => {
+            let sent = host
+                .send_reply(&ticket, &text, override_reason.as_deref())
+                .await;
+            if sent.is_ok() {
+                host.deliver_if_queued(&ticket).await;
+            }
+            report(events, sent)
+        }
+        Command::Solve { ticket, note } => {
+            report(events, host.solve(&ticket, note.as_deref()).await)
+        }
         Command::EditDraft { ticket, text } => {
             report(events, host.edit_draft(&ticket, &text).await)
         }
@@ -285,7 +293,7 @@ async fn summarize_after(
         .await?;
     // Scored only where the data set has an answer key (the bundled queue); the desk shows
     // none of it.
-    Ok(tally.finish(&crate::evaluation::for_tickets(host.tickets())))
+    Ok(tally.finish(&crate::evaluation::for_tickets(&host.tickets())))
 }
 
 /// A person's change the host refused is said to the person; one it kept was reported by

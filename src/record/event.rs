@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::mail::message::Message;
 use crate::model::chat::Reply;
 
 /// How a consent's `rule` starts when nobody was asked because a person trusted the tool.
@@ -110,13 +111,63 @@ pub enum Event {
         text: String,
         findings: Vec<Finding>,
     },
-    /// A reply left the desk (into the outbox): the text as sent.
+    /// A reply left the desk (into the outbox, or queued for the mail server): the text as
+    /// sent.
     Sent {
         ticket: String,
         by: String,
         text: String,
         /// Why it was sent with check findings open; `None` when none were.
         override_reason: Option<String>,
+        /// A reply that goes by mail: its Message-ID, made and recorded before the mail server
+        /// is asked, so a retry after a crash sends the same message again, never another.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+    },
+    /// The mail server's answer to the reply `message_id` of `ticket`: taken (`delivered`), or
+    /// refused or unreachable, in its own words; `attempt` counts from 1.
+    Delivery {
+        ticket: String,
+        message_id: String,
+        delivered: bool,
+        words: String,
+        attempt: u32,
+        /// A refusal the server says is final: the desk stops trying.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        permanent: bool,
+    },
+    /// A message came in for `ticket`; the first one opens it. Kept whether anyone answers it
+    /// or not: an automatic reply or a bounce never goes to a model.
+    MessageReceived {
+        ticket: String,
+        message: Box<Message>,
+        /// Where it was read: `imap://user@host/INBOX`, or a Maildir's path.
+        mailbox: String,
+        /// The IMAP folder's UIDVALIDITY and the message's UID, for intake to resume.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<(u32, u32)>,
+        /// The shop's customer the sender's address belongs to, when the desk knows it: ID
+        /// and name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        customer: Option<(String, String)>,
+        /// Why it opened a ticket of its own though it names another ticket's thread.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mark: Option<String>,
+    },
+    /// Intake has read `mailbox` (UIDVALIDITY `validity`) up to `uid`: a restart reads on
+    /// from there.
+    MailboxRead {
+        mailbox: String,
+        validity: u32,
+        uid: u32,
+    },
+    /// A person says the conversation is done, with an optional note; the customer's next
+    /// message opens it again.
+    Solved {
+        ticket: String,
+        by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// A person handed the ticket over, with a note for whoever takes it.
     HandedOver {
@@ -234,12 +285,16 @@ impl Event {
             Event::ApprovalAnswered { .. } => "approval_answered",
             Event::ApprovalWithdrawn { .. } => "approval_withdrawn",
             Event::RunContinued { .. } => "run_continued",
+            Event::Delivery { .. } => "delivery",
+            Event::MessageReceived { .. } => "message_received",
+            Event::MailboxRead { .. } => "mailbox_read",
+            Event::Solved { .. } => "solved",
         }
     }
 
     pub fn ticket(&self) -> Option<&str> {
         match self {
-            Event::Manifest(_) => None,
+            Event::Manifest(_) | Event::MailboxRead { .. } => None,
             Event::TicketStarted { ticket, .. }
             | Event::ModelCall { ticket, .. }
             | Event::ToolCall { ticket, .. }
@@ -257,7 +312,10 @@ impl Event {
             | Event::ApprovalAsked { ticket, .. }
             | Event::ApprovalAnswered { ticket, .. }
             | Event::ApprovalWithdrawn { ticket, .. }
-            | Event::RunContinued { ticket, .. } => Some(ticket),
+            | Event::RunContinued { ticket, .. }
+            | Event::Delivery { ticket, .. }
+            | Event::MessageReceived { ticket, .. }
+            | Event::Solved { ticket, .. } => Some(ticket),
         }
     }
 }

@@ -93,6 +93,7 @@ fn events_of(row: &Row) -> Vec<Event> {
                     .or_else(|| row.draft.clone())
                     .unwrap_or_default(),
                 override_reason: sent["override_reason"].as_str().map(str::to_owned),
+                message_id: None,
             });
         }
         "handed_to_person" => events.push(Event::HandedOver {

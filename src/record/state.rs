@@ -43,6 +43,50 @@ impl Lifecycle {
     }
 }
 
+/// Where the conversation with the customer stands, beside the run's state: `open` while
+/// the customer waits for us, `pending` once we replied, `solved` when a person says so.
+/// Closed is solved and quiet for the config's days ([`TicketState::conversation_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Conversation {
+    #[default]
+    Open,
+    Pending,
+    Solved,
+    Closed,
+}
+
+impl Conversation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Conversation::Open => "open",
+            Conversation::Pending => "pending",
+            Conversation::Solved => "solved",
+            Conversation::Closed => "closed",
+        }
+    }
+}
+
+/// A person's word that the conversation is done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SolvedBy {
+    pub by: String,
+    pub note: Option<String>,
+    /// Unix milliseconds.
+    pub at: i64,
+}
+
+/// How a reply that goes by mail stands with the mail server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryState {
+    pub message_id: String,
+    /// `queued` (not yet taken), `delivered`, or `failed` (refused for good).
+    pub state: String,
+    /// The server's words on the latest attempt.
+    pub words: Option<String>,
+    pub attempts: u32,
+}
+
 /// A reply as it left the desk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentReply {
@@ -101,6 +145,20 @@ pub struct TicketState {
     /// until a run continues from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<i64>,
+    #[serde(default)]
+    pub conversation: Conversation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved: Option<SolvedBy>,
+    /// The latest reply that went by mail, and how it stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliveryState>,
+    /// How many messages came in for the ticket by mail.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub messages: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Who appended an event, and when.
@@ -143,6 +201,23 @@ impl TicketState {
             handed_over: None,
             run: None,
             approval: None,
+            conversation: Conversation::Open,
+            solved: None,
+            delivery: None,
+            messages: 0,
+        }
+    }
+
+    /// The conversation's state at `now` (unix milliseconds): solved and quiet for
+    /// `close_after_days` is closed.
+    pub fn conversation_at(&self, now: i64, close_after_days: u32) -> Conversation {
+        match (&self.conversation, &self.solved) {
+            (Conversation::Solved, Some(solved))
+                if now - solved.at >= i64::from(close_after_days) * 86_400_000 =>
+            {
+                Conversation::Closed
+            }
+            (conversation, _) => *conversation,
         }
     }
 
@@ -157,8 +232,14 @@ impl TicketState {
     pub fn refuses(&self, event: &Event) -> Option<Refusal> {
         if let Some(sent) = &self.sent {
             return match event {
-                // Notes and attachments are the desk's own; they never change a reply.
-                Event::Noted { .. } | Event::Attached { .. } => None,
+                // Notes and attachments are the desk's own; they never change a reply. The
+                // mail server's answer, a person's word that it is solved and the customer's
+                // next message come after a reply.
+                Event::Noted { .. }
+                | Event::Attached { .. }
+                | Event::Delivery { .. }
+                | Event::Solved { .. }
+                | Event::MessageReceived { .. } => None,
                 _ => Some(Refusal::AlreadySent {
                     ticket: self.ticket.clone(),
                     by: sent.by.clone(),
@@ -195,6 +276,7 @@ impl TicketState {
         self.at = Some(stamp.at);
         match event {
             Event::Manifest(_)
+            | Event::MailboxRead { .. }
             | Event::InputRequest { .. }
             | Event::Attached { .. }
             | Event::Noted { .. } => {}
@@ -241,8 +323,20 @@ impl TicketState {
                 by,
                 text,
                 override_reason,
+                message_id,
                 ..
-            } => self.sent(by, text, override_reason.as_deref(), stamp.at),
+            } => {
+                self.sent(by, text, override_reason.as_deref(), stamp.at);
+                self.delivery = message_id.as_ref().map(|id| DeliveryState {
+                    message_id: id.clone(),
+                    state: "queued".to_owned(),
+                    words: None,
+                    attempts: 0,
+                });
+            }
+            Event::Delivery { .. } | Event::MessageReceived { .. } | Event::Solved { .. } => {
+                self.mail_moved(event, stamp.at);
+            }
             Event::HandedOver { by, to, note, .. } => {
                 self.state = Lifecycle::HandedOver;
                 self.reason = None;
@@ -324,6 +418,77 @@ impl TicketState {
         }
     }
 
+    /// The conversation's steps: the mail server's answer, a message in, a person's solve.
+    fn mail_moved(&mut self, event: &Event, at: i64) {
+        match event {
+            Event::Delivery {
+                message_id,
+                delivered,
+                words,
+                attempt,
+                permanent,
+                ..
+            } => {
+                let state = match (delivered, permanent) {
+                    (true, _) => "delivered",
+                    (false, true) => "failed",
+                    (false, false) => "queued",
+                };
+                self.delivery = Some(DeliveryState {
+                    message_id: message_id.clone(),
+                    state: state.to_owned(),
+                    words: Some(words.clone()),
+                    attempts: *attempt,
+                });
+            }
+            Event::MessageReceived { message, .. } => {
+                self.messages += 1;
+                if let Some(automatic) = message.automatic {
+                    if self.messages == 1 {
+                        self.state = Lifecycle::NeedsPerson;
+                        self.reason = Some(format!(
+                            "opened by {}, which the desk never answers: read it, then solve the ticket or write yourself",
+                            automatic.as_str()
+                        ));
+                    }
+                    return;
+                }
+                self.conversation = Conversation::Open;
+                self.solved = None;
+                if self.messages > 1 {
+                    self.customer_wrote_again();
+                }
+            }
+            Event::Solved { by, note, .. } => {
+                self.conversation = Conversation::Solved;
+                self.solved = Some(SolvedBy {
+                    by: by.clone(),
+                    note: note.clone(),
+                    at,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// The customer answered: the reply sent before answers an older message, so the
+    /// ticket may be answered again, and a draft nobody sent is out of date. A run under
+    /// way, a lead's approval and a hand-over keep their state.
+    fn customer_wrote_again(&mut self) {
+        self.sent = None;
+        let stale = match self.state {
+            Lifecycle::Sent | Lifecycle::Drafted | Lifecycle::New => true,
+            Lifecycle::NeedsPerson => self.approval.is_none(),
+            Lifecycle::Working | Lifecycle::WaitingForLead | Lifecycle::HandedOver => false,
+        };
+        if stale {
+            self.state = Lifecycle::New;
+            self.reason = None;
+            self.draft = None;
+            self.findings.clear();
+        }
+    }
+
     fn start_run(&mut self) {
         self.state = Lifecycle::Working;
         self.reason = None;
@@ -372,6 +537,7 @@ impl TicketState {
 
     fn sent(&mut self, by: &str, text: &str, override_reason: Option<&str>, at: i64) {
         self.state = Lifecycle::Sent;
+        self.conversation = Conversation::Pending;
         self.reason = None;
         self.draft = Some(text.to_owned());
         self.run = None;

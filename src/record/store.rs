@@ -326,11 +326,13 @@ impl DeskRecord {
             .transpose()
             .map_err(to_sql_error)?;
         let seq = appender.last_seq + 1;
+        // A reply that goes by mail (it has a Message-ID) is the mail server's to deliver.
         if let Event::Sent {
             ticket,
             by,
             text,
             override_reason,
+            message_id: None,
         } = event
         {
             // Synced before the event is written: a kill in between leaves an outbox line for

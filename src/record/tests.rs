@@ -8,6 +8,7 @@ use super::{journal, state};
 use crate::model::chat::{Reply, ToolCall};
 use crate::record::{Event, Finding, Outcome};
 
+mod conversation;
 mod opening;
 
 const ALLOW: [&str; 2] = ["shop.get_order_status", "shop.quote_refund"];
@@ -111,6 +112,7 @@ fn sent(ticket: &str, override_reason: Option<&str>) -> Event {
         by: "dana".into(),
         text: "Your order is on its way.".into(),
         override_reason: override_reason.map(str::to_owned),
+        message_id: None,
     }
 }
 

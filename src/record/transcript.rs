@@ -135,6 +135,28 @@ pub enum EntryKind {
     RunContinued {
         approval: i64,
     },
+    /// A message came in by mail: who wrote it, its new text (the quoted history is not
+    /// repeated), what was attached, and why the desk will not give it to a model if so.
+    Received {
+        from: String,
+        subject: String,
+        text: String,
+        attachments: Vec<String>,
+        automatic: Option<String>,
+        mark: Option<String>,
+        problems: Vec<String>,
+    },
+    /// The mail server's answer to a reply.
+    Delivery {
+        message_id: String,
+        delivered: bool,
+        words: String,
+        attempt: u32,
+    },
+    Solved {
+        by: String,
+        note: Option<String>,
+    },
 }
 
 impl EntryKind {
@@ -160,7 +182,10 @@ impl EntryKind {
             | EntryKind::Noted { .. }
             | EntryKind::NeedsPerson { .. }
             | EntryKind::Withdrawn { .. }
-            | EntryKind::RunContinued { .. } => None,
+            | EntryKind::RunContinued { .. }
+            | EntryKind::Received { .. }
+            | EntryKind::Delivery { .. }
+            | EntryKind::Solved { .. } => None,
         }
     }
 }
@@ -235,6 +260,46 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
         | Event::ApprovalAnswered { .. }
         | Event::ApprovalWithdrawn { .. }
         | Event::RunContinued { .. } => approval_kinds(event),
+        Event::MessageReceived { .. }
+        | Event::Delivery { .. }
+        | Event::Solved { .. }
+        | Event::MailboxRead { .. } => mail_kinds(event),
+    }
+}
+
+/// The conversation's steps: a message in, the mail server's answer, a person's solve.
+fn mail_kinds(event: &Event) -> Vec<EntryKind> {
+    match event {
+        Event::MessageReceived { message, mark, .. } => vec![EntryKind::Received {
+            from: message.from.display(),
+            subject: message.subject.clone(),
+            text: message.text.clone(),
+            attachments: message
+                .attachments
+                .iter()
+                .map(|a| format!("{} ({}, {} bytes)", a.name, a.mime_type, a.size))
+                .collect(),
+            automatic: message.automatic.map(|a| a.as_str().to_owned()),
+            mark: mark.clone(),
+            problems: message.problems.clone(),
+        }],
+        Event::Delivery {
+            message_id,
+            delivered,
+            words,
+            attempt,
+            ..
+        } => vec![EntryKind::Delivery {
+            message_id: message_id.clone(),
+            delivered: *delivered,
+            words: words.clone(),
+            attempt: *attempt,
+        }],
+        Event::Solved { by, note, .. } => vec![EntryKind::Solved {
+            by: by.clone(),
+            note: note.clone(),
+        }],
+        _ => vec![],
     }
 }
 
@@ -378,7 +443,11 @@ fn call_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
         | Event::ApprovalWithdrawn { .. }
-        | Event::RunContinued { .. } => vec![],
+        | Event::RunContinued { .. }
+        | Event::MessageReceived { .. }
+        | Event::Delivery { .. }
+        | Event::MailboxRead { .. }
+        | Event::Solved { .. } => vec![],
     }
 }
 
@@ -433,7 +502,11 @@ fn people_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
         | Event::ApprovalWithdrawn { .. }
-        | Event::RunContinued { .. } => vec![],
+        | Event::RunContinued { .. }
+        | Event::MessageReceived { .. }
+        | Event::Delivery { .. }
+        | Event::MailboxRead { .. }
+        | Event::Solved { .. } => vec![],
     }
 }
 

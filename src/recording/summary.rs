@@ -170,7 +170,11 @@ impl<'a> Tally<'a> {
             | Event::Noted { .. }
             | Event::ApprovalAsked { .. }
             | Event::ApprovalWithdrawn { .. }
-            | Event::RunContinued { .. } => {}
+            | Event::RunContinued { .. }
+            | Event::MessageReceived { .. }
+            | Event::Delivery { .. }
+            | Event::MailboxRead { .. }
+            | Event::Solved { .. } => {}
             Event::InputRequest { .. } => summary.input_requests += 1,
             // A run cut off by a crash: worked, and in front of a person.
             Event::NeedsPerson { ticket, .. } => {

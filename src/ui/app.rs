@@ -36,6 +36,8 @@ pub enum Modal {
     TakeOver(NoteInput, String),
     /// Why a person withdraws the approval their ticket waits on.
     Withdraw(NoteInput, String),
+    /// A person solving a ticket's conversation, with an optional note.
+    Solve(NoteInput, String),
     /// A form of the desk's own: a prompt's arguments.
     PromptArgs(FormModal, String),
     /// A form of the desk's own: the arguments of a tool the person calls (its name).
@@ -249,7 +251,7 @@ impl App {
     /// Indices of the items the filter shows.
     pub fn visible(&self) -> Vec<usize> {
         (0..self.items.len())
-            .filter(|&i| self.filter.admits(self.items[i].status))
+            .filter(|&i| self.filter.admits(&self.items[i]))
             .collect()
     }
 
@@ -257,11 +259,7 @@ impl App {
     pub fn visible_count(&self) -> usize {
         match self.filter {
             Filter::All => self.items.len(),
-            _ => self
-                .items
-                .iter()
-                .filter(|i| self.filter.admits(i.status))
-                .count(),
+            _ => self.items.iter().filter(|i| self.filter.admits(i)).count(),
         }
     }
 
@@ -270,7 +268,7 @@ impl App {
         match self.filter {
             Filter::All => (n < self.items.len()).then_some(n),
             _ => (0..self.items.len())
-                .filter(|&i| self.filter.admits(self.items[i].status))
+                .filter(|&i| self.filter.admits(&self.items[i]))
                 .nth(n),
         }
     }
@@ -295,7 +293,7 @@ impl App {
         self.items
             .iter()
             .filter(|other| {
-                other.ticket.customer_id == item.ticket.customer_id
+                other.ticket.who() == item.ticket.who()
                     && other.ticket.ticket_id != item.ticket.ticket_id
             })
             .collect()
@@ -356,10 +354,7 @@ impl App {
 
     fn ticket_line(&self, id: &str) -> String {
         match self.items.iter().find(|i| i.ticket.ticket_id == id) {
-            Some(item) => format!(
-                "{} from {}: {}",
-                id, item.ticket.customer_id, item.ticket.subject
-            ),
+            Some(item) => format!("{} from {}: {}", id, item.ticket.who(), item.ticket.subject),
             None => id.to_owned(),
         }
     }
@@ -445,6 +440,7 @@ impl App {
             },
             Action::EditSelected => self.edit_selected(),
             Action::AddNote => self.add_note(),
+            Action::Solve => self.solve(),
             Action::TakeOver => self.take_over(),
             Action::PickApproval => {
                 // Approvals are a team's: on one person's desk a lead's form is answered
@@ -519,7 +515,8 @@ impl App {
             Some(Modal::Draft(editor, _)) => editor.paste(text),
             Some(Modal::Note(input, _))
             | Some(Modal::TakeOver(input, _))
-            | Some(Modal::Withdraw(input, _)) => input.paste(text),
+            | Some(Modal::Withdraw(input, _))
+            | Some(Modal::Solve(input, _)) => input.paste(text),
             Some(Modal::Form(view, _))
             | Some(Modal::PromptArgs(view, _))
             | Some(Modal::CallArgs(view, _)) => view.paste(text),

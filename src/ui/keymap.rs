@@ -27,6 +27,8 @@ pub enum Action {
     AnswerNext,
     EditSelected,
     AddNote,
+    /// Say the ticket's conversation is done (solved), with an optional note.
+    Solve,
     /// Take the ticket over from the desk that holds it (a lead's call on a team).
     TakeOver,
     /// The team's open approvals, to answer one (a lead's).
@@ -178,6 +180,12 @@ pub const DESK: &[Binding] = &[
         "add an internal note (never sent, never shown to the model)",
     ),
     bind(
+        &[Key::Char('d')],
+        "d",
+        Action::Solve,
+        "done: solve the conversation (the customer's next message opens it again)",
+    ),
+    bind(
         &[Key::Char('t')],
         "t",
         Action::TakeOver,
@@ -211,7 +219,7 @@ pub const DESK: &[Binding] = &[
         &[Key::Char('f')],
         "f",
         Action::CycleFilter,
-        "filter: all / needs me / needs a person",
+        "filter: all / needs me / needs a person / open / pending / solved",
     ),
     bind(
         &[Key::Char('p')],

@@ -1,7 +1,7 @@
 //! The queue's state: where each ticket stands (`Status`), which tickets a filter shows,
 //! and one ticket's place in the queue. It holds no keys and draws nothing.
 
-use crate::host::api::{Lifecycle, Ticket, TicketState};
+use crate::host::api::{Conversation, Lifecycle, Ticket, TicketState};
 
 /// Where a ticket stands, as the queue shows it: its state in the record, or the question it
 /// waits on at this desk.
@@ -98,6 +98,12 @@ pub enum Filter {
     NeedsMe,
     /// Needs a person, or handed over to one.
     NeedsPerson,
+    /// Conversations waiting for us: the customer wrote and nobody has replied or solved.
+    Open,
+    /// We replied and wait for the customer.
+    Pending,
+    /// A person said the conversation is done.
+    Solved,
 }
 
 impl Filter {
@@ -107,6 +113,9 @@ impl Filter {
             Filter::All => "all",
             Filter::NeedsMe => "needs me",
             Filter::NeedsPerson => "needs a person",
+            Filter::Open => "open",
+            Filter::Pending => "pending",
+            Filter::Solved => "solved",
         }
     }
 
@@ -114,11 +123,15 @@ impl Filter {
         match self {
             Filter::All => Filter::NeedsMe,
             Filter::NeedsMe => Filter::NeedsPerson,
-            Filter::NeedsPerson => Filter::All,
+            Filter::NeedsPerson => Filter::Open,
+            Filter::Open => Filter::Pending,
+            Filter::Pending => Filter::Solved,
+            Filter::Solved => Filter::All,
         }
     }
 
-    pub(crate) fn admits(self, status: Status) -> bool {
+    pub(crate) fn admits(self, item: &QueueItem) -> bool {
+        let status = item.status;
         match self {
             Filter::All => true,
             Filter::NeedsMe => matches!(
@@ -126,6 +139,12 @@ impl Filter {
                 Status::NeedsConsent | Status::NeedsLead | Status::Drafted | Status::NeedsPerson
             ),
             Filter::NeedsPerson => matches!(status, Status::NeedsPerson | Status::HandedOver),
+            Filter::Open => item.state.conversation == Conversation::Open,
+            Filter::Pending => item.state.conversation == Conversation::Pending,
+            Filter::Solved => matches!(
+                item.state.conversation,
+                Conversation::Solved | Conversation::Closed
+            ),
         }
     }
 }

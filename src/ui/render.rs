@@ -38,9 +38,10 @@ pub fn render(app: &App, frame: &mut Frame) {
                 view.render(frame, area)
             }
             Modal::Draft(editor, _) => editor.render(frame, area),
-            Modal::Note(input, _) | Modal::TakeOver(input, _) | Modal::Withdraw(input, _) => {
-                input.render(frame, area)
-            }
+            Modal::Note(input, _)
+            | Modal::TakeOver(input, _)
+            | Modal::Withdraw(input, _)
+            | Modal::Solve(input, _) => input.render(frame, area),
             Modal::Picker(choice) => picker::render(app, choice, frame, area),
             Modal::Help { scroll } => help::render(*scroll, frame, area),
             Modal::SignIn { server, url } => sign_in::render(server, url, frame, area),

@@ -34,7 +34,7 @@ impl Search {
         }
         let t = &item.ticket;
         let haystack =
-            format!("{} {} {} {}", t.ticket_id, t.customer_id, t.subject, t.body).to_lowercase();
+            format!("{} {} {} {}", t.ticket_id, t.who(), t.subject, t.body).to_lowercase();
         words.iter().all(|word| haystack.contains(word.as_str()))
     }
 

@@ -10,6 +10,8 @@ use ratatui::text::{Line, Span};
 use super::sanitize::{clean, one_line};
 use super::text::push_wrapped;
 use super::theme;
+
+mod mail;
 use crate::host::api::{Entry, EntryKind, Outcome, rfc3339};
 
 /// Lines of a tool result shown before the rest is folded.
@@ -121,6 +123,9 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
         | EntryKind::LeadAnswered { .. }
         | EntryKind::Withdrawn { .. }
         | EntryKind::RunContinued { .. } => push_approval_entry(lines, entry, width),
+        EntryKind::Received { .. } | EntryKind::Delivery { .. } | EntryKind::Solved { .. } => {
+            mail::push_mail_entry(lines, entry, width)
+        }
     }
 }
 
@@ -232,7 +237,10 @@ fn push_person_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize
         | EntryKind::AskedLead { .. }
         | EntryKind::LeadAnswered { .. }
         | EntryKind::Withdrawn { .. }
-        | EntryKind::RunContinued { .. } => {}
+        | EntryKind::RunContinued { .. }
+        | EntryKind::Received { .. }
+        | EntryKind::Delivery { .. }
+        | EntryKind::Solved { .. } => {}
     }
 }
 

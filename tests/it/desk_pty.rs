@@ -74,6 +74,11 @@ impl Desk {
 
     /// Starts the desk on the data directory `dir`, which outlives it (to open it again).
     pub fn start_in(dir: &std::path::Path, args: &[&str]) -> Self {
+        Self::start_with_env(dir, args, &[])
+    }
+
+    /// [`Desk::start_in`] with `env` set for the desk (a mailbox's password).
+    pub fn start_with_env(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mark = format!("{}-{}", std::process::id(), dir.display());
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -91,6 +96,9 @@ impl Desk {
         command.env("TERM", "xterm-256color");
         command.env("SUPPORT_DESK_STAFF", "tester");
         command.env("SUPPORT_DESK_TEST_MARK", &mark);
+        for (name, value) in env {
+            command.env(name, value);
+        }
         let child = pair.slave.spawn_command(command).expect("start the desk");
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("reader");

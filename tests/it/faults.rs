@@ -283,7 +283,7 @@ async fn rug_pulled_out_loud_in_a_run(approve: bool) -> crate::host::Harness {
         Some(std::sync::Arc::clone(&hold)),
     ));
     let h = harness(setup).await;
-    let ticket = h.host.ticket("T-0001").cloned().expect("T-0001");
+    let ticket = h.host.ticket("T-0001").expect("T-0001");
     let host = std::sync::Arc::clone(&h.host);
     let run = tokio::spawn(async move { host.work_ticket(&ticket, None).await });
     hold.notify_one();

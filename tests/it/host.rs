@@ -1326,7 +1326,7 @@ async fn a_person_stops_a_run_while_its_call_hangs_and_the_server_hears_it() {
         Box::new(|_| FormAnswer::Cancel),
     ))
     .await;
-    let ticket = h.host.ticket("T-0001").cloned().expect("T-0001");
+    let ticket = h.host.ticket("T-0001").expect("T-0001");
     let host = Arc::clone(&h.host);
     let run = tokio::spawn(async move { host.work_ticket(&ticket, None).await });
     let started = std::time::Instant::now();

@@ -34,6 +34,7 @@ fn ticket(id: &str, body: &str) -> Ticket {
         received_at: "2026-06-22T09:40".into(),
         subject: "Refund".into(),
         body: body.into(),
+        ..Default::default()
     }
 }
 

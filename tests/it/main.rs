@@ -16,6 +16,8 @@ mod interop;
 mod invariants;
 mod judgment;
 mod lane;
+mod mail_day;
+mod mail_intake;
 mod mail_servers;
 mod mail_wire;
 mod mock_model;

@@ -119,6 +119,7 @@ fn sent(ticket: &str, by: &str, override_reason: Option<&str>) -> Event {
         by: by.into(),
         text: "Your order is on its way.".into(),
         override_reason: override_reason.map(str::to_owned),
+        message_id: None,
     }
 }
 

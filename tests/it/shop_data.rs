@@ -30,18 +30,23 @@ fn the_files_on_disk_are_the_world_that_is_bundled() {
     let tickets = dir.join("tickets.json");
     let from_disk_tickets =
         support_desk::tickets::load(&tickets.to_string_lossy()).expect("tickets.json");
-    // The bundled queue adds each customer's name from customers.json, for the greeting.
+    // The bundled queue adds each customer's name and address from customers.json, for the
+    // greeting and a reply by mail.
     let bundled_tickets = support_desk::tickets::bundled();
     let without_names: Vec<_> = bundled_tickets
         .iter()
         .cloned()
         .map(|mut t| {
             t.customer_name = None;
+            t.from = None;
             t
         })
         .collect();
     assert_eq!(from_disk_tickets, without_names);
-    assert!(bundled_tickets.iter().all(|t| t.customer_name.is_some()));
+    assert!(
+        bundled_tickets.iter().all(|t| t.customer_name.is_some()
+            && t.from.as_ref().is_some_and(|f| f.address.contains('@')))
+    );
     assert_eq!(from_disk.policies, bundled.policies);
 }
 

@@ -845,6 +845,7 @@ fn the_record_at_start_restores_the_queue_and_the_transcripts_as_they_were() {
             by: "dana".into(),
             text: "Your parcel is on its way.".into(),
             override_reason: None,
+            message_id: None,
         },
     ] {
         happen(&mut first, &record, event);

@@ -58,7 +58,7 @@ impl Host {
     pub async fn tools_for(&self, ticket: &str) -> Vec<ToolInfo> {
         let mut tools = self.tools_for_people().await;
         if let Some(ticket) = self.ticket(ticket) {
-            super::suggest::from_ticket(ticket, &self.identifiers, &mut tools);
+            super::suggest::from_ticket(&ticket, &self.identifiers, &mut tools);
         }
         tools
     }

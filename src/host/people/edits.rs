@@ -4,6 +4,7 @@
 
 use crate::host::checks::{self, CallFact};
 use crate::host::core::Host;
+use crate::host::events::HostEvent;
 use crate::host::run::continuation;
 use crate::record::{EngineError, Event, Finding};
 
@@ -31,7 +32,7 @@ impl Host {
         let facts = self.call_log(ticket).await.map_err(|e| e.to_string())?;
         let ticket_text = self
             .ticket(ticket)
-            .map(|t| format!("{}\n{}", t.subject, t.body))
+            .map(|t| crate::host::run::system_prompt::ticket_text(&t))
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
         let tools: Vec<String> = self
             .tools
@@ -96,7 +97,7 @@ impl Host {
         if !unchanged {
             self.record_edit(ticket, text).await?;
         }
-        self.report(Event::Sent {
+        let event = Event::Sent {
             ticket: ticket.to_owned(),
             by: self.record.person().to_owned(),
             text: checked.text,
@@ -104,9 +105,22 @@ impl Host {
                 .map(str::trim)
                 .filter(|r| !r.is_empty())
                 .map(str::to_owned),
-        })
-        .await
-        .map_err(|e| e.to_string())
+            message_id: self.reply_message_id(ticket),
+        };
+        let appended = self
+            .record
+            .append(&event)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.announce(appended.clone());
+        // A reply by mail joins the ticket's conversation, for the next run to read.
+        if let Some(mailroom) = &self.mailroom
+            && let Some(ticket) = mailroom.lock().add(&appended.stored).cloned()
+        {
+            self.put_ticket(ticket.clone());
+            let _ = self.events.send(HostEvent::Tickets(vec![ticket]));
+        }
+        Ok(())
     }
 
     pub async fn hand_over(&self, ticket: &str, to: &str, note: &str) -> Result<(), String> {

@@ -9,6 +9,7 @@
 pub mod approvals;
 pub(crate) mod calls;
 pub(crate) mod edits;
+pub(crate) mod mailbox;
 pub(crate) mod sign_in;
 mod suggest;
 pub(crate) mod team;

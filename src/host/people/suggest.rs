@@ -73,6 +73,7 @@ mod tests {
             received_at: "2026-06-22T09:40".into(),
             subject: subject.into(),
             body: body.into(),
+            ..Default::default()
         }
     }
 

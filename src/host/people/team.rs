@@ -26,6 +26,13 @@ impl Host {
         only_new: bool,
     ) -> Option<TicketRun> {
         let id = ticket.ticket_id.as_str();
+        // A machine's message (an auto-reply, a bounce) is kept, never put to a model.
+        if let Err(why) = crate::mailroom::intake::answerable(ticket) {
+            if !only_new {
+                let _ = self.events.send(HostEvent::Problem(why));
+            }
+            return None;
+        }
         if let Err(e) = self.record.claim(id).await {
             if !only_new {
                 let _ = self.events.send(HostEvent::Problem(e.to_string()));
@@ -93,7 +100,7 @@ impl Host {
             .approval(approval)
             .await
             .is_ok_and(|a| a.asked_by == self.record.person());
-        let Some(ticket) = self.ticket(ticket).cloned() else {
+        let Some(ticket) = self.ticket(ticket) else {
             return;
         };
         if asked_here {

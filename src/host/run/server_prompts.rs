@@ -54,7 +54,6 @@ impl Host {
     ) -> Result<TicketRun, String> {
         let ticket = self
             .ticket(ticket)
-            .cloned()
             .ok_or_else(|| format!("there is no ticket {ticket}"))?;
         let request = self.person_request(prompt).await?;
         self.work_claimed(&ticket, Some(request), false)

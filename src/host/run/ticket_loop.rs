@@ -35,11 +35,9 @@ impl Host {
             None => None,
         };
         let tickets: Vec<Ticket> = if ids.is_empty() {
-            self.tickets.clone()
+            self.tickets()
         } else {
-            ids.iter()
-                .filter_map(|id| self.ticket(id).cloned())
-                .collect()
+            ids.iter().filter_map(|id| self.ticket(id)).collect()
         };
         // The queue takes only tickets nobody has touched, and those whose run stopped for a
         // lead who has answered since: a sent, handed-over or interrupted ticket is a person's
@@ -204,7 +202,7 @@ impl Host {
                 content: extra.to_owned(),
             });
         }
-        let ticket_text = format!("{}\n{}", ticket.subject, ticket.body);
+        let ticket_text = system_prompt::ticket_text(ticket);
         let customer_text = format!("{ticket_text}\n{}", ticket.customer_id);
         let conversation = Conversation {
             messages,

@@ -343,12 +343,12 @@ fn the_queue_shows_a_run_no_desk_is_working_on_as_needing_a_person() {
     record.append(&started("T-0001")).expect("appended");
     let tickets = crate::tickets::bundled();
     let states = record.states().expect("states");
-    let live = queue(&tickets[..2], &states, true, &allow());
+    let live = queue(&tickets[..2], &states, true, &allow(), NO_CLOSING);
     assert_eq!(
         live.iter().map(|r| r.state).collect::<Vec<_>>(),
         [Lifecycle::Working, Lifecycle::New]
     );
-    let dead = queue(&tickets[..1], &states, false, &allow());
+    let dead = queue(&tickets[..1], &states, false, &allow(), NO_CLOSING);
     assert_eq!(dead[0].state, Lifecycle::NeedsPerson);
     assert!(
         dead[0]
@@ -365,3 +365,8 @@ fn times_are_written_as_rfc3339_in_utc() {
     assert_eq!(rfc3339(1_796_112_563_000), "2026-12-01T08:09:23Z");
     assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
 }
+
+const NO_CLOSING: crate::record::Closing = crate::record::Closing {
+    after_days: 4,
+    now: 0,
+};

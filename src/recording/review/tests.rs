@@ -14,6 +14,7 @@ fn ticket(id: &str) -> Ticket {
         subject: "mug pair refund?".to_owned(),
         body: "one mug has a crack along the handle".to_owned(),
         customer_name: None,
+        ..Default::default()
     }
 }
 
@@ -168,6 +169,9 @@ fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
             EntryKind::LeadAnswered { .. } => "lead answered",
             EntryKind::Withdrawn { .. } => "withdrawn",
             EntryKind::RunContinued { .. } => "run continued",
+            EntryKind::Received { .. } => "received",
+            EntryKind::Delivery { .. } => "delivery",
+            EntryKind::Solved { .. } => "solved",
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 //! that happens to it, the model writing, a call's progress; each changes the state, and the
 //! end of a run closes the questions it asked.
 
-use super::{App, CallProgress, Modal, Writing, approval_opening};
+use super::{App, CallProgress, Modal, QueueItem, Writing, approval_opening};
 use crate::host::api::{EntryKind, HostEvent, Lifecycle, TicketState};
 
 impl App {
@@ -94,6 +94,14 @@ impl App {
             HostEvent::Record(states) => {
                 for state in states {
                     self.apply_state(state);
+                }
+            }
+            HostEvent::Tickets(tickets) => {
+                for ticket in tickets {
+                    match self.item_mut(&ticket.ticket_id) {
+                        Some(item) => item.ticket = ticket,
+                        None => self.items.push(QueueItem::new(ticket)),
+                    }
                 }
             }
             HostEvent::Transcript { ticket, events } => self.transcripts.loaded(&ticket, events),

@@ -45,6 +45,14 @@ impl App {
                 }
                 ModalOutcome::Answered(None) => {}
             },
+            Modal::Solve(mut input, ticket) => match input.handle_key(key) {
+                ModalOutcome::Pending => self.modal = Some(Modal::Solve(input, ticket)),
+                ModalOutcome::Answered(Some(note)) => {
+                    let note = (!note.is_empty()).then_some(note);
+                    return Some(Command::Solve { ticket, note });
+                }
+                ModalOutcome::Answered(None) => {}
+            },
             Modal::PromptArgs(view, prompt) => return self.prompt_args_key(view, prompt, key),
             Modal::CallArgs(mut view, tool) => match view.handle_key(key) {
                 ModalOutcome::Pending => self.modal = Some(Modal::CallArgs(view, tool)),

@@ -15,6 +15,15 @@ impl App {
         self.modal = Some(Modal::Note(NoteInput::new(self.ticket_line(&id)), id));
     }
 
+    pub(super) fn solve(&mut self) {
+        let Some(item) = self.current() else { return };
+        let id = item.ticket.ticket_id.clone();
+        let input = NoteInput::new(self.ticket_line(&id))
+            .titled(" Solve this conversation: a note for the team? (Ctrl-S solves) ")
+            .optional("optional; the customer's next message opens it again");
+        self.modal = Some(Modal::Solve(input, id));
+    }
+
     pub(super) fn take_over(&mut self) {
         let Some(item) = self.current() else { return };
         let id = item.ticket.ticket_id.clone();

@@ -20,6 +20,8 @@ pub struct NoteInput {
     ticket: String,
     text: TextArea<'static>,
     notice: Option<&'static str>,
+    /// An empty answer is an answer (a solve without a note).
+    optional: bool,
 }
 
 impl NoteInput {
@@ -32,7 +34,15 @@ impl NoteInput {
             ticket: one_line(&ticket),
             text,
             notice: None,
+            optional: false,
         }
+    }
+
+    /// The same input, taking an empty text as an answer too.
+    pub fn optional(mut self, placeholder: &'static str) -> Self {
+        self.optional = true;
+        self.text.set_placeholder_text(placeholder);
+        self
     }
 
     /// The same input, asking under another title.
@@ -55,7 +65,7 @@ impl NoteInput {
             KeyCode::Esc => ModalOutcome::Answered(None),
             KeyCode::Char('s') if ctrl => {
                 let text = self.text.lines().join("\n").trim().to_owned();
-                if text.is_empty() {
+                if text.is_empty() && !self.optional {
                     self.notice = Some("The note is empty: write it first, or Esc to close.");
                     ModalOutcome::Pending
                 } else {

@@ -63,12 +63,23 @@ fn row(item: &QueueItem, short: bool) -> Line<'static> {
     } else {
         format!("{:<13}", item.status.label())
     };
-    Line::from(vec![
+    let mut spans = vec![
         Span::raw(format!("{} ", item.ticket.ticket_id)),
         Span::styled(status, status_style(item.status)),
-        Span::raw(format!(" {} ", item.ticket.customer_id)),
-        Span::styled(one_line(&item.ticket.subject), theme::untrusted()),
-    ])
+    ];
+    // A conversation by mail goes on after a reply: where it stands.
+    if !item.ticket.thread.is_empty() {
+        spans.push(Span::styled(
+            format!(" {:<7}", item.state.conversation.as_str()),
+            theme::dim(),
+        ));
+    }
+    spans.push(Span::raw(format!(" {} ", one_line(&item.ticket.who()))));
+    spans.push(Span::styled(
+        one_line(&item.ticket.subject),
+        theme::untrusted(),
+    ));
+    Line::from(spans)
 }
 
 /// ` Queue (all) 48/48 · run 3/47 `.

@@ -58,13 +58,19 @@ fn header_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
         (Some(_), Some(by)) => format!(" ({})", one_line(by)),
         _ => String::new(),
     };
-    let facts = format!(
+    let mut facts = format!(
         "{} · {} · {} · {}{on_it}",
         t.ticket_id,
-        t.customer_id,
+        one_line(&t.who()),
         one_line(&t.received_at),
         item.status.label()
     );
+    if !t.thread.is_empty() {
+        facts.push_str(&format!(" · {}", item.state.conversation.as_str()));
+        if let Some(delivery) = &item.state.delivery {
+            facts.push_str(&format!(" · reply {}", one_line(&delivery.state)));
+        }
+    }
     wrap(&facts, width)
         .into_iter()
         .chain(wrap(&one_line(&t.subject), width))
@@ -125,7 +131,7 @@ fn ticket_text(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> 
     let others = app.same_customer(item);
     if !others.is_empty() {
         lines.push(Line::styled(
-            format!("{}'s other tickets:", one_line(&t.customer_id)),
+            format!("{}'s other tickets:", one_line(&t.who())),
             theme::dim(),
         ));
         for other in others {

@@ -41,6 +41,7 @@ pub(super) fn shop_ticket(id: &str, subject: &str, body: &str) -> Ticket {
         subject: subject.to_owned(),
         body: body.to_owned(),
         customer_name: None,
+        ..Default::default()
     }
 }
 
