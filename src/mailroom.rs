@@ -14,7 +14,7 @@ pub mod threads;
 pub use threads::{MailTickets, Placement};
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::config::MailConfig;
 use crate::mail::imap::ImapAccount;
@@ -49,7 +49,8 @@ pub struct Mailroom {
     /// The IMAP folder a copy of each delivered reply is filed in.
     pub sent_folder: Option<(ImapAccount, String)>,
     pub customers: Customers,
-    pub tickets: Mutex<MailTickets>,
+    /// The record's mail tickets, shared with the desk that shows them.
+    pub tickets: Arc<Mutex<MailTickets>>,
     pub close_after_days: u32,
     pub poll_secs: u64,
 }
@@ -121,7 +122,7 @@ impl Mailroom {
             outbound,
             sent_folder,
             customers,
-            tickets: Mutex::new(MailTickets::new(&config.address)),
+            tickets: Arc::new(Mutex::new(MailTickets::new(&config.address))),
             close_after_days: config.close_after_days,
             poll_secs: config.poll_secs,
         })

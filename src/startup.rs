@@ -175,21 +175,8 @@ pub fn host_parts(
 }
 
 /// Whether the mailbox can be read now: the Maildir is one, the IMAP account logs in and
-/// its folder exists. One person's desk only: a team's mailbox is read by one process at a
-/// time, which needs the team's lease.
-pub async fn check_mailbox(
-    mailroom: &crate::mailroom::Mailroom,
-    storage: &Storage,
-) -> anyhow::Result<()> {
-    if storage
-        .record
-        .as_ref()
-        .is_some_and(|r| r.team_url().is_some())
-    {
-        bail!(
-            "[mail] is for one person's desk for now: on a team's record two desks would read the same mailbox; run one desk with [mail] on its own data directory"
-        );
-    }
+/// its folder exists.
+pub async fn check_mailbox(mailroom: &crate::mailroom::Mailroom) -> anyhow::Result<()> {
     match &mailroom.inbound {
         crate::mailroom::Inbound::Maildir(dir) => {
             crate::mailroom::maildir::waiting(dir, 0)?;

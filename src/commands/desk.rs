@@ -60,7 +60,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     // A broken mailbox stops the desk before it opens, in words.
     let mailroom = startup::mailroom(&config)?;
     if let Some(mailroom) = &mailroom {
-        startup::check_mailbox(mailroom, &storage).await?;
+        startup::check_mailbox(mailroom).await?;
     }
     let mut parts = startup::host_parts(config, model, tickets.clone(), storage, None);
     parts.mailroom = mailroom;

@@ -137,7 +137,7 @@ async fn mailbox_and_record(
     };
     let data_dir = startup::desk_data_dir(common.data_dir.as_deref())?;
     let storage = startup::storage(&config, common.store(), data_dir, &startup::staff()).await?;
-    startup::check_mailbox(&mailroom, &storage).await?;
+    startup::check_mailbox(&mailroom).await?;
     Ok((config, mailroom, storage))
 }
 

@@ -24,7 +24,7 @@ use crate::host::gate::consent::{self, ConsentGate, Pins};
 use crate::host::gate::names::{NameTable, ToolName};
 use crate::host::gate::tools::Offered;
 use crate::host::servers::connect::{InProcessServers, Reach, ServerConn};
-use crate::mailroom::Mailroom;
+use crate::mailroom::{MailTickets, Mailroom};
 use crate::model::Model;
 use crate::record::transcript::entries_of;
 use crate::record::{DeskRecord, EngineError, Record, RecordError};
@@ -58,6 +58,9 @@ pub struct Host {
     pub(super) tickets: std::sync::RwLock<Vec<Ticket>>,
     /// The support mailbox, when `[mail]` names one.
     pub(super) mailroom: Option<Arc<Mailroom>>,
+    /// The record's mail tickets (the mailroom's, when there is one): a desk without
+    /// `[mail]` shows the ones a team's mail reader brings in.
+    pub(super) mail_tickets: Arc<std::sync::Mutex<MailTickets>>,
     pub(super) request_counter: std::sync::atomic::AtomicU64,
     /// How each tool compared with its pin at the last listing.
     pub(super) pin_report: Mutex<BTreeMap<String, consent::PinStatus>>,
@@ -266,6 +269,10 @@ impl Host {
             extra: Mutex::new(BTreeMap::new()),
             record,
             tickets: std::sync::RwLock::new(tickets),
+            mail_tickets: mailroom.as_ref().map_or_else(
+                || Arc::new(std::sync::Mutex::new(MailTickets::new(""))),
+                |m| Arc::clone(&m.tickets),
+            ),
             mailroom,
             request_counter: Default::default(),
             pin_report: Mutex::new(BTreeMap::new()),
@@ -444,6 +451,15 @@ impl Host {
     pub async fn shutdown(&self) {
         for conn in self.connected() {
             conn.forget().await;
+        }
+        // Another desk of the team may read the mailbox at once.
+        if let Some(mailroom) = &self.mailroom
+            && let Err(e) = self
+                .record
+                .let_go_of_mailbox(&mailroom.inbound.name())
+                .await
+        {
+            tracing::warn!(error = %e, "could not let go of the mailbox");
         }
     }
 }

@@ -17,37 +17,40 @@ pub struct Outbound {
     pub from: Address,
 }
 
-/// The reply `text` of `ticket` as a message: to its sender, in its thread.
-pub fn outgoing(from: &Address, ticket: &Ticket, message_id: &str, text: &str) -> Option<Outgoing> {
+/// The reply `message_id` of `ticket` as a message: to its sender, in its thread as it
+/// stood when the reply was sent (answering the message it answered, referring to every
+/// message before it). `None` when the ticket holds no such reply or no sender.
+pub fn outgoing(from: &Address, ticket: &Ticket, message_id: &str) -> Option<Outgoing> {
     let to = ticket.from.clone()?;
-    let received = super::intake::latest(ticket);
-    let references = ticket
+    let at = ticket
         .thread
         .iter()
-        .map(|entry| entry.message.message_id.clone())
-        .filter(|id| id != message_id)
-        .collect();
+        .position(|entry| entry.ours && entry.message.message_id == message_id)?;
+    let reply = &ticket.thread[at].message;
     Some(Outgoing {
         from: from.clone(),
         to,
         subject: ticket.subject.clone(),
         message_id: message_id.to_owned(),
-        in_reply_to: received.map(|m| m.message_id.clone()),
-        references,
-        text: text.to_owned(),
+        in_reply_to: reply.in_reply_to.clone(),
+        references: ticket.thread[..at]
+            .iter()
+            .map(|entry| entry.message.message_id.clone())
+            .collect(),
+        text: reply.text.clone(),
         date: SystemTime::now(),
     })
 }
 
 /// One attempt (`attempt` counts from 1) to hand the reply `message_id` of `ticket` to the
-/// mail server: the event that says how it went.
+/// mail server: the event that says how it went, and the message as it went (for a copy in
+/// the Sent folder).
 pub async fn attempt(
     outbound: &Outbound,
     ticket: &Ticket,
     message_id: &str,
-    text: &str,
     attempt: u32,
-) -> Event {
+) -> (Event, Option<Outgoing>) {
     let delivery = |delivered, permanent, words: String| Event::Delivery {
         ticket: ticket.ticket_id.clone(),
         message_id: message_id.to_owned(),
@@ -56,19 +59,25 @@ pub async fn attempt(
         attempt,
         permanent,
     };
-    let Some(outgoing) = outgoing(&outbound.from, ticket, message_id, text) else {
-        return delivery(
-            false,
-            true,
-            format!(
-                "{} has no sender address to reply to; answer the customer another way and solve the ticket",
-                ticket.ticket_id
+    let Some(outgoing) = outgoing(&outbound.from, ticket, message_id) else {
+        return (
+            delivery(
+                false,
+                true,
+                format!(
+                    "{} has no reply <{message_id}> to a sender the desk knows; answer the customer another way and solve the ticket",
+                    ticket.ticket_id
+                ),
             ),
+            None,
         );
     };
     match submit(&outbound.account, &outgoing).await {
-        Ok(words) => delivery(true, false, words),
-        Err(error) => delivery(false, !error.is_transient(), error.to_string()),
+        Ok(words) => (delivery(true, false, words), Some(outgoing)),
+        Err(error) => (
+            delivery(false, !error.is_transient(), error.to_string()),
+            None,
+        ),
     }
 }
 

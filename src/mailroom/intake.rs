@@ -134,6 +134,7 @@ impl Intake<'_> {
 
     /// One pass over a Maildir's `new/`: every message recorded, then moved to `cur/`.
     pub async fn pull_maildir(&self, dir: &Path) -> Result<Vec<Arrived>, IntakeError> {
+        load(self.record, self.tickets).await?;
         let mailbox = dir.display().to_string();
         let mut arrived = Vec::new();
         loop {
@@ -157,6 +158,8 @@ impl Intake<'_> {
         imap: &mut Imap,
         mailbox: &str,
     ) -> Result<Vec<Arrived>, IntakeError> {
+        // What another reader of a team's mailbox took before this one held it.
+        load(self.record, self.tickets).await?;
         let validity = imap.uid_validity();
         let mut after = match lock(self.tickets).cursor(mailbox) {
             Some((known, uid)) if known == validity => uid,
@@ -188,10 +191,12 @@ impl Intake<'_> {
     }
 }
 
-/// Folds every mail event of `record` into `tickets`.
+/// Folds every mail event of `record` that `tickets` has not seen yet: all of them the first
+/// time, then what other desks appended since (a team's mailbox changes readers).
 pub async fn load(record: &Record, tickets: &Mutex<MailTickets>) -> Result<(), EngineError> {
+    let after = lock(tickets).seen();
     record
-        .walk_after(0, |stored| {
+        .walk_after(after, |stored| {
             lock(tickets).add(&stored);
         })
         .await

@@ -23,6 +23,8 @@ pub struct MailTickets {
     cursors: HashMap<String, (u32, u32)>,
     /// The highest number of an `M-` ticket.
     last_number: u32,
+    /// The newest event folded in: a catch-up reads on from after it.
+    seen: i64,
 }
 
 /// Where a new message goes.
@@ -47,8 +49,11 @@ impl MailTickets {
         }
     }
 
-    /// Folds one event of the record; returns the ticket it changed, if it changed one.
+    /// Folds one event of the record; returns the ticket it changed, if it changed one. An
+    /// event folded again (heard live and read on a catch-up) changes nothing: a message is
+    /// known by its Message-ID.
     pub fn add(&mut self, stored: &Stored) -> Option<&Ticket> {
+        self.seen = self.seen.max(stored.seq);
         match &stored.event {
             Event::MessageReceived {
                 ticket,
@@ -58,6 +63,9 @@ impl MailTickets {
                 customer,
                 mark,
             } => {
+                if self.ids.contains_key(&message.message_id) {
+                    return None;
+                }
                 self.received(ticket, message, stored.at, customer.as_ref(), mark);
                 if let Some((validity, uid)) = uid {
                     self.read_to(mailbox, *validity, *uid);
@@ -78,6 +86,9 @@ impl MailTickets {
                 message_id: Some(message_id),
                 ..
             } => {
+                if self.ids.contains_key(message_id) {
+                    return None;
+                }
                 self.sent(ticket, message_id, text, stored.at);
                 self.tickets.get(ticket)
             }
@@ -188,6 +199,11 @@ impl MailTickets {
                 )),
             },
         }
+    }
+
+    /// The newest event of the record folded in.
+    pub fn seen(&self) -> i64 {
+        self.seen
     }
 
     /// The UIDVALIDITY and highest UID read from `mailbox`.
@@ -311,6 +327,7 @@ mod tests {
                 text: "It left on Monday.".to_owned(),
                 override_reason: None,
                 message_id: Some("r1@shop.example".to_owned()),
+                answers: Some("a@x".to_owned()),
             },
         });
         let ticket = tickets.ticket("M-00001").expect("ticket");

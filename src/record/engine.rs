@@ -166,6 +166,23 @@ impl Record {
         }
     }
 
+    /// Takes or renews the lease on reading `mailbox` (a team's desks read it one at a time):
+    /// whether this desk holds it now, and who does. One person's desk always does.
+    pub async fn hold_mailbox(&self, mailbox: &str) -> Result<(bool, String), EngineError> {
+        match self {
+            Record::Sqlite(record) => Ok((true, record.person().to_owned())),
+            Record::Postgres { record, .. } => Ok(record.hold_mailbox(mailbox).await?),
+        }
+    }
+
+    /// Lets the lease on `mailbox` go, for another desk to take at once.
+    pub async fn let_go_of_mailbox(&self, mailbox: &str) -> Result<(), EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(()),
+            Record::Postgres { record, .. } => Ok(record.let_go_of_mailbox(mailbox).await?),
+        }
+    }
+
     /// Lets `ticket` go once this desk is done with it.
     pub async fn release(&self, ticket: &str) -> Result<(), EngineError> {
         match self {

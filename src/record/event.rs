@@ -123,6 +123,10 @@ pub enum Event {
         /// is asked, so a retry after a crash sends the same message again, never another.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
+        /// The customer's message this reply answers (a ticket that came by mail): one
+        /// reply per message, which a team's database holds to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answers: Option<String>,
     },
     /// The mail server's answer to the reply `message_id` of `ticket`: taken (`delivered`), or
     /// refused or unreachable, in its own words; `attempt` counts from 1.

@@ -94,6 +94,7 @@ fn events_of(row: &Row) -> Vec<Event> {
                     .unwrap_or_default(),
                 override_reason: sent["override_reason"].as_str().map(str::to_owned),
                 message_id: None,
+                answers: None,
             });
         }
         "handed_to_person" => events.push(Event::HandedOver {

@@ -17,6 +17,7 @@ mod claims;
 mod connect;
 mod error;
 mod live;
+mod mail_lease;
 mod team;
 
 use serde_json::Value;
@@ -177,7 +178,7 @@ impl PgRecord {
                 person: self.person.clone(),
             };
         }
-        if duplicate(db, "one_reply_per_ticket")
+        if duplicate(db, "one_reply_per_message")
             && let Ok(Some(first)) = first_send(client, &ticket).await
         {
             return first;

@@ -333,6 +333,7 @@ impl DeskRecord {
             text,
             override_reason,
             message_id: None,
+            ..
         } = event
         {
             // Synced before the event is written: a kill in between leaves an outbox line for

@@ -113,6 +113,7 @@ fn sent(ticket: &str, override_reason: Option<&str>) -> Event {
         text: "Your order is on its way.".into(),
         override_reason: override_reason.map(str::to_owned),
         message_id: None,
+        answers: None,
     }
 }
 

@@ -163,6 +163,22 @@ impl Desk {
         self.screen.wait_for("T-0003 · C-0156").await;
     }
 
+    /// Waits for the desk to end by itself (one that refused to open): its exit status.
+    pub async fn ended(mut self) -> portable_pty::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the desk did not end; the screen shows:\n{}",
+                self.screen.text()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub fn press(&mut self, keys: &[u8]) {
         self.writer.write_all(keys).expect("type");
         self.writer.flush().expect("flush");

@@ -26,7 +26,7 @@ fn mail_config(dir: &Path, imap: &Dovecot, smtp_port: u16) -> String {
     let config = format!(
         "[tickets]\nsource = \"{tickets}\"\n\n\
          [mail]\naddress = \"support@fernbrook.example\"\nname = \"Fernbrook Support\"\ncustomers = \"bundled\"\n\n\
-         [mail.imap]\nhost = \"127.0.0.1\"\nport = {imap_port}\ntls = \"none\"\nuser = \"{user}\"\npassword_env = \"{PASSWORD_ENV}\"\n\n\
+         [mail.imap]\nhost = \"127.0.0.1\"\nport = {imap_port}\ntls = \"none\"\nuser = \"{user}\"\npassword_env = \"{PASSWORD_ENV}\"\nsent_folder = \"Sent\"\n\n\
          [mail.smtp]\nhost = \"127.0.0.1\"\nport = {smtp_port}\ntls = \"none\"\n",
         tickets = dir.join("tickets.json").display(),
         imap_port = imap.port(),
@@ -91,7 +91,7 @@ async fn work_and_send(desk: &mut Desk) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_customers_mail_is_answered_in_its_thread_and_their_answer_opens_the_same_ticket() {
-    let Some(imap) = Dovecot::start().await else {
+    let Some(imap) = Dovecot::start_with(&["Sent"]).await else {
         return;
     };
     let Some(smtp) = Smtpd::start().await else {
@@ -168,6 +168,17 @@ async fn a_customers_mail_is_answered_in_its_thread_and_their_answer_opens_the_s
     desk.screen.wait_for("solved").await;
     desk.quit().await;
 
+    // A copy of each reply is filed in the Sent folder.
+    let mut sent_folder = support_desk::mail::imap::Imap::connect(&imap.account("Sent"))
+        .await
+        .expect("the Sent folder");
+    let copies = sent_folder.fetch_after(0, 10).await.expect("fetch");
+    assert_eq!(copies.len(), 2);
+    assert_eq!(
+        header(&copies[1].raw, "Message-ID"),
+        header(&sent[1], "Message-ID")
+    );
+
     let tickets = queue_until(&config, &data, |t| t["conversation"] == "solved").await;
     assert_eq!(tickets.len(), 1, "{tickets:#?}");
     let ticket = &tickets[0];
@@ -227,7 +238,7 @@ fn silent_server() -> (std::net::TcpListener, u16) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_desk_killed_before_the_mail_server_answers_sends_the_same_reply_once_after_a_restart() {
-    let Some(imap) = Dovecot::start().await else {
+    let Some(imap) = Dovecot::start_with(&["Sent"]).await else {
         return;
     };
     let Some(smtp) = Smtpd::start().await else {
@@ -308,4 +319,21 @@ async fn a_desk_killed_before_the_mail_server_answers_sends_the_same_reply_once_
             .is_some_and(|d| d.starts_with("delivered"))
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_desk_whose_mailbox_refuses_its_password_does_not_open_and_says_why() {
+    let Some(imap) = Dovecot::start_with(&["Sent"]).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = mail_config(dir.path(), &imap, 25);
+    let desk = Desk::start_with_env(
+        &dir.path().join("data"),
+        &["--config", &config],
+        &[(PASSWORD_ENV, "not-the-password")],
+    );
+    let screen = desk.screen.wait_for("refused the login").await;
+    assert!(screen.contains("password_env"), "{screen}");
+    assert!(!desk.ended().await.success());
 }

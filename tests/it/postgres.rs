@@ -120,6 +120,7 @@ fn sent(ticket: &str, by: &str, override_reason: Option<&str>) -> Event {
         text: "Your order is on its way.".into(),
         override_reason: override_reason.map(str::to_owned),
         message_id: None,
+        answers: None,
     }
 }
 
@@ -740,7 +741,7 @@ async fn a_second_send_is_refused_by_the_database_naming_the_first_sender_and_wh
             )
         )
         .await,
-        Err("duplicate key value violates unique constraint \"one_reply_per_ticket\"".to_owned())
+        Err("duplicate key value violates unique constraint \"one_reply_per_message\"".to_owned())
     );
 }
 

@@ -846,6 +846,7 @@ fn the_record_at_start_restores_the_queue_and_the_transcripts_as_they_were() {
             text: "Your parcel is on its way.".into(),
             override_reason: None,
             message_id: None,
+            answers: None,
         },
     ] {
         happen(&mut first, &record, event);

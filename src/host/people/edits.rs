@@ -4,7 +4,6 @@
 
 use crate::host::checks::{self, CallFact};
 use crate::host::core::Host;
-use crate::host::events::HostEvent;
 use crate::host::run::continuation;
 use crate::record::{EngineError, Event, Finding};
 
@@ -106,6 +105,7 @@ impl Host {
                 .filter(|r| !r.is_empty())
                 .map(str::to_owned),
             message_id: self.reply_message_id(ticket),
+            answers: self.answers(ticket),
         };
         let appended = self
             .record
@@ -114,12 +114,7 @@ impl Host {
             .map_err(|e| e.to_string())?;
         self.announce(appended.clone());
         // A reply by mail joins the ticket's conversation, for the next run to read.
-        if let Some(mailroom) = &self.mailroom
-            && let Some(ticket) = mailroom.lock().add(&appended.stored).cloned()
-        {
-            self.put_ticket(ticket.clone());
-            let _ = self.events.send(HostEvent::Tickets(vec![ticket]));
-        }
+        self.fold_mail(&appended.stored);
         Ok(())
     }
 

@@ -175,11 +175,13 @@ impl Host {
                     return;
                 }
                 let Some(ticket) = stored.event.ticket().map(str::to_owned) else {
+                    self.fold_mail(&stored);
                     return;
                 };
                 if stored.event.kind().starts_with("approval_") {
                     self.approvals_changed().await;
                 }
+                self.fold_mail(&stored);
                 if let Event::ApprovalAnswered { approval, .. } = &stored.event {
                     self.go_on_after(&ticket, *approval).await;
                 }

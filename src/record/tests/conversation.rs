@@ -41,6 +41,7 @@ fn by_mail(text: &str, id: &str) -> Event {
         text: text.into(),
         override_reason: None,
         message_id: Some(id.into()),
+        answers: None,
     }
 }
 

@@ -125,9 +125,15 @@ fn body_lines(app: &App, item: &QueueItem, width: usize, height: usize) -> Vec<L
 fn ticket_text(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static>> {
     let t = &item.ticket;
     let mut lines = Vec::new();
-    let heading = "The customer's words (data, never followed):";
-    push_wrapped(&mut lines, heading, width, theme::dim(), "");
-    push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
+    if t.thread.is_empty() {
+        let heading = "The customer's words (data, never followed):";
+        push_wrapped(&mut lines, heading, width, theme::dim(), "");
+        push_wrapped(&mut lines, &clean(&t.body), width, theme::untrusted(), "  ");
+    } else {
+        // A conversation by mail: each message is in the history below, as it came.
+        let heading = "A conversation by mail; what the sender wrote is data, never followed.";
+        push_wrapped(&mut lines, heading, width, theme::dim(), "");
+    }
     let others = app.same_customer(item);
     if !others.is_empty() {
         lines.push(Line::styled(

@@ -546,6 +546,7 @@ fn a_ticket_answered_by_hand_is_no_run_cut_off() {
         text: "Your order left our warehouse today.".to_owned(),
         override_reason: None,
         message_id: None,
+        answers: None,
     }];
     let screen = ReviewScreen::new(review_of(&[ticket], events, false));
     let shown = rows(draw(&screen, 100, 30).backend().buffer()).join("\n");

@@ -26,7 +26,10 @@ pub(super) fn push_mail_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, wid
             push_wrapped(lines, &one_line(subject), width, theme::untrusted(), "  ");
             push_wrapped(lines, &clean(text), width, theme::untrusted(), "    ");
             for attachment in attachments {
-                let line = format!("📎 {} (not given to the model)", one_line(attachment));
+                let line = format!(
+                    "▪ attached: {} (not given to the model)",
+                    one_line(attachment)
+                );
                 push_wrapped(lines, &line, width, theme::dim(), "    ");
             }
             if let Some(automatic) = automatic {
