@@ -23,6 +23,7 @@ mod mail_servers;
 mod mail_team;
 mod mail_wire;
 mod mock_model;
+mod no_labels;
 mod oauth;
 mod partner;
 mod person_calls;
