@@ -18,7 +18,7 @@ mod desk;
 mod mail;
 mod oauth;
 pub use desk::{DeskSection, FirstTool, IdentifierPattern};
-pub use mail::{ImapConfig, MailConfig, SmtpConfig};
+pub use mail::{ImapConfig, MailConfig, SlaConfig, SmtpConfig};
 pub use oauth::OAuthConfig;
 
 pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");
@@ -37,6 +37,9 @@ pub struct DeskConfig {
     /// The support mailbox: where tickets come from and replies go, besides `tickets`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<MailConfig>,
+    /// Due times for customers' messages; without it nothing is due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sla: Option<SlaConfig>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerConfig>,
     /// Files in the `mcpServers` JSON format whose servers join `servers`.
@@ -327,6 +330,8 @@ pub enum ConfigError {
     Limit(&'static str),
     #[error("[mail] {0}")]
     Mail(String),
+    #[error(transparent)]
+    Sla(#[from] crate::sla::SlaError),
 }
 
 /// Which files make the config, lowest priority first after the built-in default.
@@ -450,6 +455,9 @@ impl DeskConfig {
         }
         if let Some(mail) = &self.mail {
             mail.validate()?;
+        }
+        if let Some(sla) = &self.sla {
+            sla.build()?;
         }
         Ok(())
     }

@@ -22,6 +22,7 @@ pub mod record;
 pub mod recording;
 pub mod serve;
 pub mod shop;
+pub mod sla;
 pub mod startup;
 pub mod text;
 pub mod tickets;

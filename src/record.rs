@@ -120,6 +120,11 @@ pub struct QueueRow {
     /// Why the desk marked the ticket when mail opened it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mark: Option<String>,
+    /// With `[sla]`: when the next answer is due (RFC 3339), and `due`, `due_soon` or `late`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub due_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub due: Option<&'static str>,
 }
 
 /// How long a solved conversation stays quiet before it is closed, and now (unix ms).
@@ -180,6 +185,8 @@ pub fn queue(
                     .map(|entry| entry.message.message_id.clone())
                     .collect(),
                 mark: ticket.mark.clone(),
+                due_at: None,
+                due: None,
             }
         })
         .collect()
@@ -209,6 +216,9 @@ pub fn queue_text(rows: &[QueueRow]) -> String {
         }
         if let Some(reason) = &row.reason {
             line.push_str(&format!(" · {reason}"));
+        }
+        if let (Some(due), Some(at)) = (row.due, &row.due_at) {
+            line.push_str(&format!(" · {} {at}", due.replace('_', " ")));
         }
         if let Some(delivery) = &row.delivery {
             line.push_str(&format!(" · mail: {delivery}"));

@@ -57,6 +57,11 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         Some(record) => record.is_lead().await?,
         None => None,
     };
+    let sla = config
+        .sla
+        .as_ref()
+        .map(crate::config::SlaConfig::build)
+        .transpose()?;
     // A broken mailbox stops the desk before it opens, in words.
     let mailroom = startup::mailroom(&config)?;
     if let Some(mailroom) = &mailroom {
@@ -85,6 +90,9 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     let mut app = crate::ui::app::App::new(tickets, described, staff)
         .with_review_source(review_source)
         .with_record(data_dir.join(crate::record::RECORD_FILE));
+    if let Some(sla) = sla {
+        app = app.with_sla(sla, crate::clock::unix_ms);
+    }
     if let Some(lead) = lead {
         app = app.on_team(lead);
     }

@@ -11,7 +11,7 @@ pub struct QueueArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Print it as one JSON object: {"tickets": [{"id", "state", "conversation", "by", "at",
-    /// "reason", "sent", "delivery", "from", "messages"}]}.
+    /// "reason", "sent", "delivery", "from", "messages", "due_at", "due"}]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -24,28 +24,62 @@ pub async fn execute(args: QueueArgs) -> anyhow::Result<()> {
         after_days: config.mail.as_ref().map_or(4, |m| m.close_after_days),
         now: crate::clock::unix_ms(),
     };
-    let rows = match startup::team_url(&config, args.common.store())? {
+    let (mut rows, states) = match startup::team_url(&config, args.common.store())? {
         Some(url) => {
             let record = Record::team(&url, allow).await?;
             tickets.extend(startup::mail_tickets(&config, &record).await?);
             let owners = record.owners().await?;
-            let mut rows =
-                crate::record::queue(&tickets, &record.states().await?, true, allow, closing);
+            let states = record.states().await?;
+            let mut rows = crate::record::queue(&tickets, &states, true, allow, closing);
             crate::record::with_owners(&mut rows, &owners, closing.now);
-            rows
+            (rows, states)
         }
         None => {
             let (record, path) = startup::existing_record(args.common.data_dir.as_deref())?;
             let in_use = DeskRecord::in_use(&path);
             let record = Record::Sqlite(record);
             tickets.extend(startup::mail_tickets(&config, &record).await?);
-            crate::record::queue(&tickets, &record.states().await?, in_use, allow, closing)
+            let states = record.states().await?;
+            let rows = crate::record::queue(&tickets, &states, in_use, allow, closing);
+            (rows, states)
         }
     };
+    if let Some(sla) = config
+        .sla
+        .as_ref()
+        .map(crate::config::SlaConfig::build)
+        .transpose()?
+    {
+        with_due(&mut rows, &tickets, &states, &sla, closing.now);
+    }
     let text = if args.json {
         format!("{}\n", serde_json::json!({ "tickets": rows }))
     } else {
         crate::record::queue_text(&rows)
     };
     write_stdout(&text)
+}
+
+/// Each row's due time against `sla`, as of `now`.
+fn with_due(
+    rows: &mut [crate::record::QueueRow],
+    tickets: &[crate::tickets::Ticket],
+    states: &[crate::record::TicketState],
+    sla: &crate::sla::Sla,
+    now: i64,
+) {
+    for row in rows {
+        let Some(ticket) = crate::tickets::find(tickets, &row.id) else {
+            continue;
+        };
+        let state = states
+            .iter()
+            .find(|s| s.ticket == row.id)
+            .cloned()
+            .unwrap_or_else(|| crate::record::TicketState::new(&row.id));
+        if let Some(at) = crate::sla::due_at(sla, ticket, &state) {
+            row.due_at = Some(crate::record::rfc3339(at));
+            row.due = Some(crate::sla::Due::of(at, now, sla.warn_within).as_str());
+        }
+    }
 }

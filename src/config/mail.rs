@@ -143,3 +143,40 @@ fn plain_only_on_loopback(table: &str, host: &str, tls: MailTls) -> Result<(), C
     }
     Ok(())
 }
+
+/// `[sla]`: how soon a customer's message must be answered, in the shop's business hours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlaConfig {
+    /// The first answer to a ticket (`4h`).
+    pub first_response: String,
+    /// Every answer after the customer writes again (`8h`).
+    pub next_reply: String,
+    /// `Mon-Fri 09:00-17:00`, more separated by commas.
+    pub business_hours: String,
+    /// An IANA name (`Europe/Berlin`).
+    pub time_zone: String,
+    #[serde(default)]
+    pub holidays: Vec<String>,
+    /// The status bar warns of a ticket due within this (`1h`).
+    #[serde(default = "default_warn_within")]
+    pub warn_within: String,
+}
+
+fn default_warn_within() -> String {
+    "1h".to_owned()
+}
+
+impl SlaConfig {
+    /// The settings, read and checked.
+    pub fn build(&self) -> Result<crate::sla::Sla, crate::sla::SlaError> {
+        crate::sla::Sla::new(
+            &self.first_response,
+            &self.next_reply,
+            &self.business_hours,
+            &self.time_zone,
+            &self.holidays,
+            &self.warn_within,
+        )
+    }
+}

@@ -17,6 +17,7 @@ pub mod form_answers;
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Conversation, Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
+pub use crate::sla::{Due, Sla, due_at};
 pub use crate::tickets::Ticket;
 pub use form_answers::{
     FieldProblem, check_answer, defaults, from_text, in_words, parse_number, validate,

@@ -155,6 +155,13 @@ pub struct TicketState {
     /// How many messages came in for the ticket by mail.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub messages: u32,
+    /// Since when (unix ms) a customer's message by mail waits for an answer: the clock of
+    /// its due time. `None` once answered or solved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_since: Option<i64>,
+    /// The desk has answered the ticket before (its next answer is a next reply).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replied: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -205,6 +212,8 @@ impl TicketState {
             solved: None,
             delivery: None,
             messages: 0,
+            waiting_since: None,
+            replied: false,
         }
     }
 
@@ -455,11 +464,13 @@ impl TicketState {
                 }
                 self.conversation = Conversation::Open;
                 self.solved = None;
+                self.waiting_since.get_or_insert(at);
                 if self.messages > 1 {
                     self.customer_wrote_again();
                 }
             }
             Event::Solved { by, note, .. } => {
+                self.waiting_since = None;
                 self.conversation = Conversation::Solved;
                 self.solved = Some(SolvedBy {
                     by: by.clone(),
@@ -538,6 +549,8 @@ impl TicketState {
     fn sent(&mut self, by: &str, text: &str, override_reason: Option<&str>, at: i64) {
         self.state = Lifecycle::Sent;
         self.conversation = Conversation::Pending;
+        self.waiting_since = None;
+        self.replied = true;
         self.reason = None;
         self.draft = Some(text.to_owned());
         self.run = None;

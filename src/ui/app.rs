@@ -21,6 +21,7 @@ use crate::host::api::{
     Question, ResourceInfo, ServerSummary, Ticket,
 };
 
+mod due;
 mod host_events;
 mod modal_keys;
 mod queue_actions;
@@ -154,6 +155,10 @@ pub struct App {
     pub review_source: Option<std::path::PathBuf>,
     /// The desk's record file, which review mode opens first.
     pub record_file: Option<std::path::PathBuf>,
+    /// Due times, when the config has `[sla]`.
+    pub sla: Option<crate::host::api::Sla>,
+    /// Now (unix ms): the system's clock, or a test's.
+    pub clock: fn() -> i64,
 }
 
 impl App {
@@ -189,6 +194,8 @@ impl App {
             queue_area: None,
             review_source: None,
             record_file: None,
+            sla: None,
+            clock: crate::clock::unix_ms,
         }
     }
 

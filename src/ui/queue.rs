@@ -158,6 +158,8 @@ pub struct QueueItem {
     /// The question this desk is waiting on a person for, while the run is under way.
     pub asking: Option<Status>,
     pub status: Status,
+    /// When its next answer is due (unix ms), with `[sla]`; `None` when nothing is due.
+    pub due_at: Option<i64>,
 }
 
 impl QueueItem {
@@ -168,6 +170,7 @@ impl QueueItem {
             state,
             asking: None,
             status: Status::New,
+            due_at: None,
         }
     }
 

@@ -213,3 +213,39 @@ fn a_mailbox_that_cannot_be_read_stops_the_command_with_what_to_do() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("needs new/, cur/ and tmp/"), "{said}");
 }
+
+#[test]
+fn with_sla_the_queue_says_when_each_answer_is_due_and_a_bad_sla_stops_every_command() {
+    let desk = MailDesk::new(
+        "\n[sla]\nfirst_response = \"4h\"\nnext_reply = \"8h\"\nbusiness_hours = \"Mon-Sun 00:00-24:00\"\ntime_zone = \"UTC\"\n",
+    );
+    desk.deliver(
+        "1.a",
+        &plain(
+            "d1@example.com",
+            "Jonas Brandt <jonas.brandt@example.com>",
+            "Parcel",
+            "Where is it?",
+            "",
+        ),
+    );
+    desk.pull();
+    let queue = desk.queue();
+    let due_at = queue[0]["due_at"].as_str().expect("a due time");
+    assert_eq!(queue[0]["due"], "due", "{queue:#?}");
+    let received = queue[0]["at"].as_str().expect("received");
+    assert!(due_at > received, "{due_at} after {received}");
+
+    let broken = MailDesk::new(
+        "\n[sla]\nfirst_response = \"soon\"\nnext_reply = \"8h\"\nbusiness_hours = \"Mon-Fri 09:00-17:00\"\ntime_zone = \"Europe/Berlin\"\n",
+    );
+    for command in [&["queue"][..], &["mail", "pull"][..]] {
+        let out = broken.run(command);
+        assert!(!out.status.success());
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("first_response \"soon\" is not a duration"),
+            "{said}"
+        );
+    }
+}

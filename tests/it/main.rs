@@ -43,5 +43,6 @@ mod team;
 mod tls;
 mod ui_approvals;
 mod ui_desk;
+mod ui_due;
 mod ui_mail;
 mod ui_sign_in;

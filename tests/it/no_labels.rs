@@ -38,7 +38,10 @@ const FIELDS: [&str; 3] = ["expected_tool", "wrong_ids", "injected"];
 #[test]
 fn no_screen_names_a_labels_order_or_field() {
     let hidden = hidden_orders();
-    assert!(hidden.len() >= 3, "the data set has tickets with wrong or missing numbers: {hidden:?}");
+    assert!(
+        hidden.len() >= 3,
+        "the data set has tickets with wrong or missing numbers: {hidden:?}"
+    );
     let record = record();
     let mut desk = app();
     for ticket in tickets() {
@@ -47,7 +50,10 @@ fn no_screen_names_a_labels_order_or_field() {
         let shown = screen(&desk, 160, 48);
         for (id, order) in &hidden {
             if *id == ticket.ticket_id {
-                assert!(!shown.contains(digits(order)), "{id} shows {order}: {shown}");
+                assert!(
+                    !shown.contains(digits(order)),
+                    "{id} shows {order}: {shown}"
+                );
             }
         }
         for field in FIELDS {
@@ -70,19 +76,34 @@ async fn what_the_model_is_first_told_of_a_ticket_carries_no_label() {
         .output()
         .await
         .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let requests = model.requests();
-    assert!(requests.len() >= 48, "every ticket was worked: {}", requests.len());
+    assert!(
+        requests.len() >= 48,
+        "every ticket was worked: {}",
+        requests.len()
+    );
     let hidden = hidden_orders();
     for request in &requests {
         let messages = request["messages"].as_array().cloned().unwrap_or_default();
-        let told = format!("{}\n{}", system_prompt(request), first_user_message(&messages));
+        let told = format!(
+            "{}\n{}",
+            system_prompt(request),
+            first_user_message(&messages)
+        );
         for field in FIELDS {
             assert!(!told.contains(field), "{field} in {told}");
         }
         for (id, order) in &hidden {
             if told.contains(&format!("Ticket {id} ")) {
-                assert!(!told.contains(digits(order)), "{id}'s label {order} told: {told}");
+                assert!(
+                    !told.contains(digits(order)),
+                    "{id}'s label {order} told: {told}"
+                );
             }
         }
     }

@@ -167,3 +167,35 @@ fn a_machines_message_is_kept_but_asks_nobody_to_answer() {
         (Lifecycle::Sent, Conversation::Pending)
     );
 }
+
+#[test]
+fn the_due_clock_runs_from_the_customers_unanswered_message_and_restarts_at_their_answer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let record = record_in(dir.path());
+    record.append(&mail("m1@x", None)).expect("in");
+    let waiting = state(&record, "M-00001");
+    assert_eq!(
+        (waiting.waiting_since, waiting.replied),
+        (Some(clock()), false)
+    );
+    record.append(&draft("M-00001", vec![])).expect("drafted");
+    record.append(&by_mail("Sent", "r1@shop")).expect("sent");
+    let answered = state(&record, "M-00001");
+    assert_eq!((answered.waiting_since, answered.replied), (None, true));
+    // An out-of-office starts no clock; the customer's answer does, as a next reply.
+    record
+        .append(&mail("ooo@x", Some(Automatic::AutoReply)))
+        .expect("kept");
+    assert_eq!(state(&record, "M-00001").waiting_since, None);
+    record.append(&mail("m2@x", None)).expect("answer");
+    let again = state(&record, "M-00001");
+    assert_eq!((again.waiting_since, again.replied), (Some(clock()), true));
+    record
+        .append(&Event::Solved {
+            ticket: "M-00001".into(),
+            by: "dana".into(),
+            note: None,
+        })
+        .expect("solved");
+    assert_eq!(state(&record, "M-00001").waiting_since, None);
+}

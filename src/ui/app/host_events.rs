@@ -92,17 +92,21 @@ impl App {
                 );
             }
             HostEvent::Record(states) => {
+                let ids: Vec<String> = states.iter().map(|s| s.ticket.clone()).collect();
                 for state in states {
                     self.apply_state(state);
                 }
+                self.due_changed(&ids);
             }
             HostEvent::Tickets(tickets) => {
+                let ids: Vec<String> = tickets.iter().map(|t| t.ticket_id.clone()).collect();
                 for ticket in tickets {
                     match self.item_mut(&ticket.ticket_id) {
                         Some(item) => item.ticket = ticket,
                         None => self.items.push(QueueItem::new(ticket)),
                     }
                 }
+                self.due_changed(&ids);
             }
             HostEvent::Transcript { ticket, events } => self.transcripts.loaded(&ticket, events),
             HostEvent::Happened {
@@ -137,6 +141,7 @@ impl App {
                 }
                 self.transcripts.happened(&ticket, seq, entries);
                 self.apply_state(*state);
+                self.due_changed(std::slice::from_ref(&ticket));
             }
             HostEvent::QueueFinished(summary) => {
                 self.message = Some(format!(

@@ -17,6 +17,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(waiting) = waiting(app) {
         spans.push(Span::styled(waiting, theme::warning()));
     }
+    if let Some(due) = due(app) {
+        spans.push(Span::styled(due, theme::danger()));
+    }
     if let Some(search) = &app.search {
         let query = one_line(&search.query);
         if search.typing {
@@ -37,6 +40,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// ` 2 late, 1 due within 1h `, when any is.
+fn due(app: &App) -> Option<String> {
+    let (late, soon) = app.due_counts()?;
+    let window = app.warn_within().map_or(0, |w| w.as_secs() / 60);
+    let within = match window {
+        m if m % 60 == 0 => format!("{}h", m / 60),
+        m => format!("{m}m"),
+    };
+    match (late, soon) {
+        (0, 0) => None,
+        (late, 0) => Some(format!(" {late} late ")),
+        (0, soon) => Some(format!(" {soon} due within {within} ")),
+        (late, soon) => Some(format!(" {late} late, {soon} due within {within} ")),
+    }
 }
 
 /// ` 2 questions waiting, 1 put back (a) `.

@@ -8,6 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, List, ListItem, ListState};
 
+use crate::host::api::Due;
 use crate::ui::app::{App, QueueItem, Status, queue_offset};
 use crate::ui::sanitize::one_line;
 use crate::ui::theme;
@@ -43,7 +44,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let short = inner_width.saturating_sub(FIXED_COLUMNS) < SUBJECT_ROOM;
     let items: Vec<ListItem> = (offset..(offset + rows).min(count))
         .filter_map(|n| app.visible_at(n))
-        .map(|i| ListItem::new(row(&app.items[i], short)))
+        .map(|i| ListItem::new(row(app, &app.items[i], short)))
         .collect();
     let list = List::new(items)
         .block(
@@ -57,7 +58,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_stateful_widget(list, area, &mut state);
 }
 
-fn row(item: &QueueItem, short: bool) -> Line<'static> {
+fn row(app: &App, item: &QueueItem, short: bool) -> Line<'static> {
     let status = if short {
         format!("{:<7}", item.status.short())
     } else {
@@ -67,6 +68,19 @@ fn row(item: &QueueItem, short: bool) -> Line<'static> {
         Span::raw(format!("{} ", item.ticket.ticket_id)),
         Span::styled(status, status_style(item.status)),
     ];
+    // With [sla]: when its answer is due, or how late it is.
+    if let (Some(at), Some(warn)) = (item.due_at, app.warn_within()) {
+        let now = app.now();
+        let due = Due::of(at, now, warn);
+        let style = match due {
+            Due::Late(_) => theme::danger(),
+            Due::Soon(_) => theme::warning(),
+            Due::At(_) => theme::dim(),
+        };
+        spans.push(Span::styled(format!(" {:<11}", due.words(now)), style));
+    } else if app.sla.is_some() {
+        spans.push(Span::raw(format!(" {:<11}", "")));
+    }
     // A conversation by mail goes on after a reply: where it stands.
     if !item.ticket.thread.is_empty() {
         spans.push(Span::styled(
