@@ -17,7 +17,7 @@ use crate::model::openai::{Recipe, Sampling};
 mod desk;
 mod mail;
 mod oauth;
-pub use desk::{DeskSection, FirstTool, IdentifierPattern};
+pub use desk::{DeskSection, FirstTool, IdentifierPattern, KeyList, Preset, ThemeConfig};
 pub use mail::{ImapConfig, MailConfig, SlaConfig, SmtpConfig};
 pub use oauth::OAuthConfig;
 
@@ -40,6 +40,11 @@ pub struct DeskConfig {
     /// Due times for customers' messages; without it nothing is due.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sla: Option<SlaConfig>,
+    /// The desk's keys, rebound: an action's name and its keys.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, KeyList>,
+    #[serde(default)]
+    pub theme: ThemeConfig,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerConfig>,
     /// Files in the `mcpServers` JSON format whose servers join `servers`.
@@ -460,6 +465,14 @@ impl DeskConfig {
             sla.build()?;
         }
         Ok(())
+    }
+
+    /// `[keys]` as action name → its keys.
+    pub fn key_lists(&self) -> BTreeMap<String, Vec<String>> {
+        self.keys
+            .iter()
+            .map(|(action, keys)| (action.clone(), keys.keys()))
+            .collect()
     }
 
     /// The enabled servers, in prefix order.

@@ -96,7 +96,16 @@ pub fn config(file: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Desk
     if let Some(n) = overrides.concurrency {
         config.limits.concurrency = n.max(1);
     }
+    // The keys are checked wherever the config is read, so a clash stops every command.
+    keymap(&config)?;
     Ok(config)
+}
+
+/// The desk's keys with the config's `[keys]` applied.
+pub fn keymap(
+    config: &DeskConfig,
+) -> Result<crate::ui::keymap::Keymap, crate::ui::keymap::KeysError> {
+    crate::ui::keymap::Keymap::with(&config.key_lists())
 }
 
 /// Who sits at this desk: `SUPPORT_DESK_STAFF`, else the login name.

@@ -62,6 +62,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         .as_ref()
         .map(crate::config::SlaConfig::build)
         .transpose()?;
+    let (keymap, theme) = (startup::keymap(&config)?, config.theme.preset);
     // A broken mailbox stops the desk before it opens, in words.
     let mailroom = startup::mailroom(&config)?;
     if let Some(mailroom) = &mailroom {
@@ -93,6 +94,11 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     if let Some(sla) = sla {
         app = app.with_sla(sla, crate::clock::unix_ms);
     }
+    app = app.with_keymap(keymap);
+    crate::ui::theme::set(crate::ui::theme::chosen(
+        theme == crate::config::Preset::Light,
+        std::env::var_os("NO_COLOR"),
+    ));
     if let Some(lead) = lead {
         app = app.on_team(lead);
     }

@@ -16,6 +16,10 @@ pub struct ReviewArgs {
 }
 
 pub async fn execute(args: ReviewArgs) -> anyhow::Result<()> {
+    crate::ui::theme::set(crate::ui::theme::chosen(
+        false,
+        std::env::var_os("NO_COLOR"),
+    ));
     let open = |path: &Path| crate::recording::review::Review::open(path);
     let screen = match &args.against {
         Some(other) => crate::ui::review::ReviewScreen::against(open(&args.path)?, open(other)?),

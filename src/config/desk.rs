@@ -58,3 +58,37 @@ impl DeskSection {
         self.signature.as_deref().unwrap_or("The support team")
     }
 }
+
+/// One key or several, as `[keys]` writes them: `solve = "d"` or `solve = ["d", "ctrl-d"]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum KeyList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    pub fn keys(&self) -> Vec<String> {
+        match self {
+            KeyList::One(key) => vec![key.clone()],
+            KeyList::Many(keys) => keys.clone(),
+        }
+    }
+}
+
+/// `[theme]`: the desk's colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThemeConfig {
+    #[serde(default)]
+    pub preset: Preset,
+}
+
+/// Colours for a dark terminal (the default) or a light one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    #[default]
+    Dark,
+    Light,
+}

@@ -6,7 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
-use super::keymap::{self, Action};
+use super::keymap::{Action, Keymap};
 use super::modals::consent::ConsentModal;
 use super::modals::draft::DraftEditor;
 use super::modals::form::FormModal;
@@ -159,6 +159,8 @@ pub struct App {
     pub sla: Option<crate::host::api::Sla>,
     /// Now (unix ms): the system's clock, or a test's.
     pub clock: fn() -> i64,
+    /// The keys, with the config's `[keys]` applied.
+    pub keymap: Keymap,
 }
 
 impl App {
@@ -196,7 +198,14 @@ impl App {
             record_file: None,
             sla: None,
             clock: crate::clock::unix_ms,
+            keymap: Keymap::default(),
         }
+    }
+
+    /// The desk with this person's keys.
+    pub fn with_keymap(mut self, keymap: Keymap) -> Self {
+        self.keymap = keymap;
+        self
     }
 
     /// The recording that `v` opens in review mode.
@@ -390,7 +399,7 @@ impl App {
             return None;
         }
         if self.modal.is_some() {
-            if keymap::action(keymap::QUESTION, key) == Some(Action::PutBack) {
+            if self.keymap.question_action(key) == Some(Action::PutBack) {
                 return self.update(Action::PutBack);
             }
             return self.on_modal_key(key);
@@ -401,13 +410,15 @@ impl App {
         }
         self.message = None;
         if self.search.is_some() {
-            match keymap::action(keymap::FOUND, key) {
+            match self.keymap.found_action(key) {
                 Some(action) => return self.update(action),
                 // Any other key ends the search and does what it always does.
                 None => self.search = None,
             }
         }
-        keymap::action(keymap::DESK, key).and_then(|action| self.update(action))
+        self.keymap
+            .desk_action(key)
+            .and_then(|action| self.update(action))
     }
 
     /// Applies what the person asked for; returns a command when the host must act.

@@ -5,6 +5,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+mod rebind;
+pub use rebind::{Keymap, KeysError, action_name};
+
 /// What a person asks the desk to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -340,32 +343,6 @@ pub const ELSEWHERE: &[(&str, &str)] = &[
     ),
 ];
 
-/// The action `key` asks for in `table`, if any. Up and `k` select the previous ticket: they
-/// share a help line with Down and `j`.
-pub fn action(table: &[Binding], key: KeyEvent) -> Option<Action> {
-    if matches!(key.code, KeyCode::Up | KeyCode::Char('k'))
-        && table
-            .iter()
-            .any(|b| b.action == Action::SelectNext && b.keys.iter().any(|k| k.matches(key)))
-    {
-        return Some(Action::SelectPrevious);
-    }
-    table
-        .iter()
-        .find(|binding| binding.keys.iter().any(|k| k.matches(key)))
-        .map(|binding| binding.action)
-}
-
-/// The help screen's key lines, in the order the tables give them.
-pub fn help_lines() -> Vec<(&'static str, &'static str)> {
-    let bound = DESK.iter().chain(FOUND).chain(QUESTION);
-    bound
-        .filter(|b| !b.shown.is_empty())
-        .map(|b| (b.shown, b.help))
-        .chain(ELSEWHERE.iter().copied())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,30 +351,35 @@ mod tests {
         KeyEvent::new(code, modifiers)
     }
 
+    fn action(key: KeyEvent) -> Option<Action> {
+        Keymap::default().desk_action(key)
+    }
+
     #[test]
     fn shift_w_works_the_queue_and_plain_w_the_ticket() {
         let plain = press(KeyCode::Char('w'), KeyModifiers::NONE);
         let upper = press(KeyCode::Char('W'), KeyModifiers::SHIFT);
         let shifted = press(KeyCode::Char('w'), KeyModifiers::SHIFT);
-        assert_eq!(action(DESK, plain), Some(Action::WorkSelected));
-        assert_eq!(action(DESK, upper), Some(Action::WorkNew));
-        assert_eq!(action(DESK, shifted), Some(Action::WorkNew));
+        assert_eq!(action(plain), Some(Action::WorkSelected));
+        assert_eq!(action(upper), Some(Action::WorkNew));
+        assert_eq!(action(shifted), Some(Action::WorkNew));
     }
 
     #[test]
     fn up_and_k_select_the_previous_ticket() {
         for code in [KeyCode::Up, KeyCode::Char('k')] {
             let key = press(code, KeyModifiers::NONE);
-            assert_eq!(action(DESK, key), Some(Action::SelectPrevious));
+            assert_eq!(action(key), Some(Action::SelectPrevious));
         }
     }
 
     #[test]
     fn every_action_of_the_desk_is_in_the_help() {
-        let help = help_lines();
+        let help = Keymap::default().help_lines();
         for binding in DESK.iter().chain(FOUND).chain(QUESTION) {
             assert!(
-                binding.shown.is_empty() || help.contains(&(binding.shown, binding.help)),
+                binding.shown.is_empty()
+                    || help.contains(&(binding.shown.to_owned(), binding.help)),
                 "{:?} is missing from the help",
                 binding.action
             );

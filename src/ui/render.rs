@@ -43,7 +43,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             | Modal::Withdraw(input, _)
             | Modal::Solve(input, _) => input.render(frame, area),
             Modal::Picker(choice) => picker::render(app, choice, frame, area),
-            Modal::Help { scroll } => help::render(*scroll, frame, area),
+            Modal::Help { scroll } => help::render(app, *scroll, frame, area),
             Modal::SignIn { server, url } => sign_in::render(server, url, frame, area),
             Modal::Trust { selected } => trust::render(&app.trust, *selected, frame, area),
             Modal::Servers { scroll } => servers::render(&app.servers, *scroll, frame, area),

@@ -44,5 +44,6 @@ mod tls;
 mod ui_approvals;
 mod ui_desk;
 mod ui_due;
+mod ui_keys;
 mod ui_mail;
 mod ui_sign_in;

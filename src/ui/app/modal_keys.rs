@@ -286,7 +286,7 @@ impl App {
             KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter => return,
             code => scrolled(scroll, code),
         };
-        let most = u16::try_from(help::rows()).unwrap_or(u16::MAX);
+        let most = u16::try_from(help::rows(self)).unwrap_or(u16::MAX);
         self.modal = Some(Modal::Help {
             scroll: scroll.min(most),
         });

@@ -8,7 +8,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
     Block, Clear, Padding, Paragraph, Scrollbar, ScrollbarOrientation, ScrollbarState,
@@ -358,9 +358,9 @@ fn claims(hints: &ToolHints) -> Vec<(&'static str, Style)> {
 /// and `+ now:` rows green, as in any diff, with their text lined up after the marker.
 fn diff_row(row: &str, width: usize) -> Vec<Line<'static>> {
     let (marker, text, style) = if let Some(text) = row.strip_prefix("  - was:") {
-        ("  - was:", text, Style::default().fg(Color::Red))
+        ("  - was:", text, theme::removed())
     } else if let Some(text) = row.strip_prefix("  + now:") {
-        ("  + now:", text, Style::default().fg(Color::Green))
+        ("  + now:", text, theme::added())
     } else {
         ("", row, theme::untrusted())
     };

@@ -6,8 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::ui::app::Status;
-use crate::ui::keymap;
+use crate::ui::app::{App, Status};
 use crate::ui::panes::queue::status_style;
 use crate::ui::text::wrapped;
 use crate::ui::theme;
@@ -55,19 +54,19 @@ const REVIEW_MARKS: &[(&str, &str)] = &[
     ("▸", "where the step shown begins, below the run before it"),
 ];
 
-pub fn render(scroll: u16, frame: &mut Frame, area: Rect) {
-    let lines = lines(usize::from(WIDTH - 2));
+pub fn render(app: &App, scroll: u16, frame: &mut Frame, area: Rect) {
+    let lines = lines(app, usize::from(WIDTH - 2));
     super::scrolled_box(frame, area, WIDTH, "Keys and signs", lines, scroll);
 }
 
 /// How many rows the help takes (the most it scrolls).
-pub fn rows() -> usize {
-    lines(usize::from(WIDTH - 2)).len()
+pub fn rows(app: &App) -> usize {
+    lines(app, usize::from(WIDTH - 2)).len()
 }
 
-fn lines(width: usize) -> Vec<Line<'static>> {
+fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for (key, what) in keymap::help_lines() {
+    for (key, what) in app.keymap.help_lines() {
         lines.extend(entry(Span::styled(key, theme::key()), what, width));
     }
     lines.push(Line::default());
