@@ -77,6 +77,10 @@ pub enum Command {
     Send(commands::send::SendArgs),
     /// Say a ticket's conversation is done, with an optional note.
     Solve(commands::solve::SolveArgs),
+    /// Give a ticket to a person (a name, me, or nobody).
+    Assign(commands::owners::AssignArgs),
+    /// Put a tag on a ticket, or take it off (--remove).
+    Tag(commands::owners::TagArgs),
 }
 
 /// Runs the command line and turns any error into a message and exit code 1.
@@ -181,5 +185,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Mail { command } => commands::mail::execute(command).await,
         Command::Send(args) => commands::send::execute(args).await,
         Command::Solve(args) => commands::solve::execute(args).await,
+        Command::Assign(args) => commands::owners::assign(args).await,
+        Command::Tag(args) => commands::owners::tag(args).await,
     }
 }

@@ -16,6 +16,7 @@ pub mod export;
 pub mod login;
 pub mod logout;
 pub mod mail;
+pub mod owners;
 pub mod queue;
 pub mod review;
 pub mod run;

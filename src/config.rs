@@ -45,6 +45,9 @@ pub struct DeskConfig {
     pub keys: BTreeMap<String, KeyList>,
     #[serde(default)]
     pub theme: ThemeConfig,
+    /// A person's own views of the queue, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub views: BTreeMap<String, crate::views::ViewConfig>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerConfig>,
     /// Files in the `mcpServers` JSON format whose servers join `servers`.

@@ -28,6 +28,7 @@ pub mod text;
 pub mod tickets;
 pub mod tls;
 pub mod ui;
+pub mod views;
 pub mod wire;
 
 /// The allocator the project's programs run on, for [`global_allocator!`].

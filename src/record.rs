@@ -13,6 +13,7 @@ pub mod engine;
 pub mod event;
 mod journal;
 mod migrate;
+pub mod owners;
 pub mod postgres;
 pub mod state;
 pub mod store;
@@ -25,6 +26,7 @@ use serde::Serialize;
 
 pub use engine::{EngineError, Record};
 pub use event::{Event, Finding, Manifest, Outcome, PersonPrompt};
+pub use owners::tag_name;
 pub use state::{Conversation, Lifecycle, TicketState};
 pub use store::{Appended, DeskRecord, RecordError, Stored};
 
@@ -125,6 +127,11 @@ pub struct QueueRow {
     pub due_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub due: Option<&'static str>,
+    /// Whose ticket it is to answer, when it is someone's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// How long a solved conversation stays quiet before it is closed, and now (unix ms).
@@ -187,6 +194,8 @@ pub fn queue(
                 mark: ticket.mark.clone(),
                 due_at: None,
                 due: None,
+                assignee: state.assignee,
+                tags: state.tags,
             }
         })
         .collect()
@@ -228,6 +237,12 @@ pub fn queue_text(rows: &[QueueRow]) -> String {
         }
         if let Some(owner) = &row.owner {
             line.push_str(&format!(" · held by {owner}"));
+        }
+        if let Some(assignee) = &row.assignee {
+            line.push_str(&format!(" · {assignee}'s"));
+        }
+        for tag in &row.tags {
+            line.push_str(&format!(" #{tag}"));
         }
         text.push_str(line.trim_end());
         text.push('\n');

@@ -230,6 +230,16 @@ impl BusinessHours {
         start.as_millisecond() + left
     }
 
+    /// Midnight of the day `at` falls on, in the shop's zone (unix ms).
+    pub fn day_start(&self, at: i64) -> i64 {
+        Timestamp::from_millisecond(at)
+            .ok()
+            .and_then(|t| t.to_zoned_datetime(self.zone.clone()).start_of_day().ok())
+            .map_or(at - at.rem_euclid(86_400_000), |day| {
+                day.timestamp().as_millisecond()
+            })
+    }
+
     /// A time as a tickets.json writes it (`2026-06-22T07:18`, in the shop's zone, or with
     /// an offset), as unix ms.
     pub fn local_moment(&self, text: &str) -> Option<i64> {

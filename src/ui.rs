@@ -2,6 +2,7 @@
 //! questions, and sends `Command`s, all through the host's channels.
 
 pub mod app;
+pub mod command_line;
 pub mod keymap;
 pub mod modals;
 pub mod panes;

@@ -45,6 +45,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
             .unwrap_or(crate::recording::reader::BUNDLED),
     );
     let tickets = startup::load_tickets(&config)?;
+    let views = crate::views::saved_views(&config.views)?;
     let storage = startup::storage(
         &config,
         args.common.store(),
@@ -94,7 +95,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     if let Some(sla) = sla {
         app = app.with_sla(sla, crate::clock::unix_ms);
     }
-    app = app.with_keymap(keymap);
+    app = app.with_keymap(keymap).with_views(views);
     crate::ui::theme::set(crate::ui::theme::chosen(
         theme == crate::config::Preset::Light,
         std::env::var_os("NO_COLOR"),

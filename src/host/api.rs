@@ -14,11 +14,13 @@ pub use super::events::{HostEvent, PromptInfo, ResourceInfo};
 pub use crate::record::{Finding, Outcome, PersonPrompt};
 pub mod form_answers;
 
+pub use crate::record::owners::{ME, NOBODY};
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Conversation, Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
 pub use crate::sla::{Due, Sla, due_at};
 pub use crate::tickets::Ticket;
+pub use crate::views::SavedView;
 pub use form_answers::{
     FieldProblem, check_answer, defaults, from_text, in_words, parse_number, validate,
 };
@@ -78,6 +80,20 @@ pub enum Command {
         ticket: TicketId,
         note: Option<String>,
     },
+    /// Give a ticket to a person (`me`, a name) or to nobody (`None`).
+    Assign {
+        ticket: TicketId,
+        to: Option<String>,
+    },
+    /// Add a tag to a ticket, or take it off.
+    Tag {
+        ticket: TicketId,
+        tag: String,
+        removed: bool,
+    },
+    /// The same thing done to several tickets (the person's marked ones), one after another:
+    /// each is carried out, and each refusal reported, on its own.
+    Each(Vec<Command>),
     /// Keep a person's edit of a reply, checked against the ticket's call log.
     EditDraft { ticket: TicketId, text: String },
     /// Hand a ticket over to someone, with a note for them.

@@ -166,6 +166,17 @@ async fn handle(
         Command::Solve { ticket, note } => {
             report(events, host.solve(&ticket, note.as_deref()).await)
         }
+        Command::Assign { ticket, to } => report(events, host.assign(&ticket, to.as_deref()).await),
+        Command::Tag {
+            ticket,
+            tag,
+            removed,
+        } => report(events, host.tag(&ticket, &tag, removed).await),
+        Command::Each(commands) => {
+            for command in commands {
+                Box::pin(handle(host, events, work, command)).await;
+            }
+        }
         Command::EditDraft { ticket, text } => {
             report(events, host.edit_draft(&ticket, &text).await)
         }

@@ -188,6 +188,21 @@ pub enum Event {
         uri: String,
         bytes: usize,
     },
+    /// A person gave the ticket to someone to answer (`to`), or back to nobody (`None`).
+    /// Owning a ticket is not holding it: a run's claim comes and goes with the run.
+    Assigned {
+        ticket: String,
+        by: String,
+        to: Option<String>,
+    },
+    /// A person added a tag to the ticket (or took it off, `removed`): one tag an event.
+    Tagged {
+        ticket: String,
+        by: String,
+        tag: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        removed: bool,
+    },
     /// A person's internal note: never sent, never shown to the model.
     Noted {
         ticket: String,
@@ -293,6 +308,8 @@ impl Event {
             Event::MessageReceived { .. } => "message_received",
             Event::MailboxRead { .. } => "mailbox_read",
             Event::Solved { .. } => "solved",
+            Event::Assigned { .. } => "assigned",
+            Event::Tagged { .. } => "tagged",
         }
     }
 
@@ -319,7 +336,9 @@ impl Event {
             | Event::RunContinued { ticket, .. }
             | Event::Delivery { ticket, .. }
             | Event::MessageReceived { ticket, .. }
-            | Event::Solved { ticket, .. } => Some(ticket),
+            | Event::Solved { ticket, .. }
+            | Event::Assigned { ticket, .. }
+            | Event::Tagged { ticket, .. } => Some(ticket),
         }
     }
 }

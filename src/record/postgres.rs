@@ -178,6 +178,20 @@ impl PgRecord {
                 person: self.person.clone(),
             };
         }
+        if violates(db, "who_assigns_whom") {
+            let assignee = client
+                .query_one("SELECT desk.assignee($1)", &[&ticket])
+                .await
+                .ok()
+                .and_then(|row| row.get::<_, Option<String>>(0))
+                .unwrap_or_default();
+            return PgError::NotYours { ticket, assignee };
+        }
+        if violates(db, "assigned_to_the_team")
+            && let Event::Assigned { to: Some(to), .. } = event
+        {
+            return PgError::NotOnTheTeam { name: to.clone() };
+        }
         if duplicate(db, "one_reply_per_message")
             && let Ok(Some(first)) = first_send(client, &ticket).await
         {

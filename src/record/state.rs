@@ -162,6 +162,12 @@ pub struct TicketState {
     /// The desk has answered the ticket before (its next answer is a next reply).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replied: bool,
+    /// Whose ticket it is to answer; `None` while nobody's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    /// The ticket's tags, sorted, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -214,6 +220,8 @@ impl TicketState {
             messages: 0,
             waiting_since: None,
             replied: false,
+            assignee: None,
+            tags: Vec::new(),
         }
     }
 
@@ -241,11 +249,13 @@ impl TicketState {
     pub fn refuses(&self, event: &Event) -> Option<Refusal> {
         if let Some(sent) = &self.sent {
             return match event {
-                // Notes and attachments are the desk's own; they never change a reply. The
-                // mail server's answer, a person's word that it is solved and the customer's
-                // next message come after a reply.
+                // Notes, attachments, owners and tags are the desk's own; they never change a
+                // reply. The mail server's answer, a person's word that it is solved and the
+                // customer's next message come after a reply.
                 Event::Noted { .. }
                 | Event::Attached { .. }
+                | Event::Assigned { .. }
+                | Event::Tagged { .. }
                 | Event::Delivery { .. }
                 | Event::Solved { .. }
                 | Event::MessageReceived { .. } => None,
@@ -289,6 +299,8 @@ impl TicketState {
             | Event::InputRequest { .. }
             | Event::Attached { .. }
             | Event::Noted { .. } => {}
+            Event::Assigned { to, .. } => self.assignee = to.clone(),
+            Event::Tagged { tag, removed, .. } => self.tag(tag, *removed),
             Event::TicketStarted { .. } => self.start_run(),
             Event::ModelCall { turn, .. } => {
                 self.model_calls = *turn;
@@ -497,6 +509,16 @@ impl TicketState {
             self.reason = None;
             self.draft = None;
             self.findings.clear();
+        }
+    }
+
+    fn tag(&mut self, tag: &str, removed: bool) {
+        match (self.tags.binary_search_by(|t| t.as_str().cmp(tag)), removed) {
+            (Ok(at), true) => {
+                self.tags.remove(at);
+            }
+            (Err(at), false) => self.tags.insert(at, tag.to_owned()),
+            _ => {}
         }
     }
 

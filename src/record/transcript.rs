@@ -108,6 +108,16 @@ pub enum EntryKind {
         by: String,
         text: String,
     },
+    /// Given to someone to answer, or back to nobody.
+    Assigned {
+        by: String,
+        to: Option<String>,
+    },
+    Tagged {
+        by: String,
+        tag: String,
+        removed: bool,
+    },
     NeedsPerson {
         reason: String,
     },
@@ -180,6 +190,8 @@ impl EntryKind {
             | EntryKind::HandedOver { .. }
             | EntryKind::Attached { .. }
             | EntryKind::Noted { .. }
+            | EntryKind::Assigned { .. }
+            | EntryKind::Tagged { .. }
             | EntryKind::NeedsPerson { .. }
             | EntryKind::Withdrawn { .. }
             | EntryKind::RunContinued { .. }
@@ -255,6 +267,8 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
         | Event::HandedOver { .. }
         | Event::Attached { .. }
         | Event::Noted { .. }
+        | Event::Assigned { .. }
+        | Event::Tagged { .. }
         | Event::NeedsPerson { .. } => people_kinds(event),
         Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
@@ -439,6 +453,8 @@ fn call_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::HandedOver { .. }
         | Event::Attached { .. }
         | Event::Noted { .. }
+        | Event::Assigned { .. }
+        | Event::Tagged { .. }
         | Event::NeedsPerson { .. }
         | Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
@@ -486,6 +502,17 @@ fn people_kinds(event: &Event) -> Vec<EntryKind> {
         Event::Noted { by, text, .. } => vec![EntryKind::Noted {
             by: by.clone(),
             text: text.clone(),
+        }],
+        Event::Assigned { by, to, .. } => vec![EntryKind::Assigned {
+            by: by.clone(),
+            to: to.clone(),
+        }],
+        Event::Tagged {
+            by, tag, removed, ..
+        } => vec![EntryKind::Tagged {
+            by: by.clone(),
+            tag: tag.clone(),
+            removed: *removed,
         }],
         Event::NeedsPerson { reason, .. } => vec![EntryKind::NeedsPerson {
             reason: reason.clone(),

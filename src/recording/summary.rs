@@ -168,6 +168,8 @@ impl<'a> Tally<'a> {
             | Event::HandedOver { .. }
             | Event::Attached { .. }
             | Event::Noted { .. }
+            | Event::Assigned { .. }
+            | Event::Tagged { .. }
             | Event::ApprovalAsked { .. }
             | Event::ApprovalWithdrawn { .. }
             | Event::RunContinued { .. }

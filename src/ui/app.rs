@@ -6,21 +6,24 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
+use super::command_line::CommandLine;
 use super::keymap::{Action, Keymap};
 use super::modals::consent::ConsentModal;
 use super::modals::draft::DraftEditor;
 use super::modals::form::FormModal;
 use super::modals::note::NoteInput;
 pub use super::questions::{Asked, Questions};
-pub use super::queue::{Filter, QueueItem, Status};
+pub use super::queue::{Filter, QueueItem, Status, ViewContext};
 use super::review::{ReviewKey, ReviewScreen};
 use super::search::Search;
 use super::transcript_cache::TranscriptCache;
+use crate::host::api::SavedView;
 use crate::host::api::{
     ApprovalView, Command, ConsentAnswer, ConsentAsk, FormAnswer, FormAsk, Pending, PromptInfo,
     Question, ResourceInfo, ServerSummary, Ticket,
 };
 
+mod command_keys;
 mod due;
 mod host_events;
 mod modal_keys;
@@ -161,6 +164,12 @@ pub struct App {
     pub clock: fn() -> i64,
     /// The keys, with the config's `[keys]` applied.
     pub keymap: Keymap,
+    /// The person's own views, from the config's `[views]`.
+    pub views: Vec<SavedView>,
+    /// The tickets marked (`space`) for a command to act on all at once.
+    pub marked: std::collections::BTreeSet<String>,
+    /// The command line, while it is open (`:`).
+    pub command_line: Option<CommandLine>,
 }
 
 impl App {
@@ -199,6 +208,31 @@ impl App {
             sla: None,
             clock: crate::clock::unix_ms,
             keymap: Keymap::default(),
+            views: Vec::new(),
+            marked: std::collections::BTreeSet::new(),
+            command_line: None,
+        }
+    }
+
+    /// The desk with the person's own views after its built-in ones.
+    pub fn with_views(mut self, views: Vec<SavedView>) -> Self {
+        self.views = views;
+        self
+    }
+
+    /// What the views need besides the tickets: who is here, and now.
+    pub fn view_context(&self) -> ViewContext<'_> {
+        let now = self.now();
+        let today = match &self.sla {
+            Some(sla) => sla.hours.day_start(now),
+            None => now - now.rem_euclid(86_400_000),
+        };
+        ViewContext {
+            me: &self.staff,
+            now,
+            warn_within: self.warn_within(),
+            today,
+            saved: &self.views,
         }
     }
 
@@ -266,8 +300,9 @@ impl App {
 
     /// Indices of the items the filter shows.
     pub fn visible(&self) -> Vec<usize> {
+        let cx = self.view_context();
         (0..self.items.len())
-            .filter(|&i| self.filter.admits(&self.items[i]))
+            .filter(|&i| self.filter.admits(&self.items[i], &cx))
             .collect()
     }
 
@@ -275,7 +310,13 @@ impl App {
     pub fn visible_count(&self) -> usize {
         match self.filter {
             Filter::All => self.items.len(),
-            _ => self.items.iter().filter(|i| self.filter.admits(i)).count(),
+            _ => {
+                let cx = self.view_context();
+                self.items
+                    .iter()
+                    .filter(|i| self.filter.admits(i, &cx))
+                    .count()
+            }
         }
     }
 
@@ -283,9 +324,12 @@ impl App {
     pub fn visible_at(&self, n: usize) -> Option<usize> {
         match self.filter {
             Filter::All => (n < self.items.len()).then_some(n),
-            _ => (0..self.items.len())
-                .filter(|&i| self.filter.admits(&self.items[i]))
-                .nth(n),
+            _ => {
+                let cx = self.view_context();
+                (0..self.items.len())
+                    .filter(|&i| self.filter.admits(&self.items[i], &cx))
+                    .nth(n)
+            }
         }
     }
 
@@ -404,6 +448,9 @@ impl App {
             }
             return self.on_modal_key(key);
         }
+        if self.command_line.is_some() {
+            return self.on_command_key(key);
+        }
         if self.search.as_ref().is_some_and(|s| s.typing) {
             self.on_search_key(key);
             return None;
@@ -435,7 +482,7 @@ impl App {
             Action::ScrollBack => self.scroll_back = self.scroll_back.saturating_add(10),
             Action::ScrollForward => self.scroll_back = self.scroll_back.saturating_sub(10),
             Action::CycleFilter => {
-                self.filter = self.filter.next();
+                self.filter = self.filter.next(self.views.len());
                 self.selected = 0;
             }
             Action::WorkSelected => return self.work_selected(),
@@ -518,6 +565,9 @@ impl App {
             Action::PreviousMatch => self.find(false),
             Action::EndSearch => self.search = None,
             Action::PutBack => self.later(),
+            Action::Own => return self.own(),
+            Action::Mark => self.toggle_mark(),
+            Action::CommandLine => self.open_command_line(),
         }
         None
     }

@@ -61,6 +61,12 @@ pub enum Action {
     SignIn,
     /// Leave the open question for later (it stays queued, and stays back until asked for).
     PutBack,
+    /// Make the selected ticket yours (again: nobody's).
+    Own,
+    /// Mark the selected ticket (again: unmark it) for a command to act on every marked one.
+    Mark,
+    /// Open the command line (`:`).
+    CommandLine,
 }
 
 /// A key as the tables name it.
@@ -189,6 +195,24 @@ pub const DESK: &[Binding] = &[
         "done: solve the conversation (the customer's next message opens it again)",
     ),
     bind(
+        &[Key::Char('o')],
+        "o",
+        Action::Own,
+        "own: make the ticket yours to answer (again: nobody's)",
+    ),
+    bind(
+        &[Key::Char(' ')],
+        "space",
+        Action::Mark,
+        "mark the ticket (again: unmark it); : commands act on every marked one",
+    ),
+    bind(
+        &[Key::Char(':')],
+        ":",
+        Action::CommandLine,
+        "the command line: :assign, :tag, :view, :solve, every key's action by name (Tab completes)",
+    ),
+    bind(
         &[Key::Char('t')],
         "t",
         Action::TakeOver,
@@ -222,7 +246,7 @@ pub const DESK: &[Binding] = &[
         &[Key::Char('f')],
         "f",
         Action::CycleFilter,
-        "filter: all / needs me / needs a person / open / pending / solved",
+        "the next view: all, needs me, mine, unassigned, due soon, late, … (:view picks one)",
     ),
     bind(
         &[Key::Char('p')],

@@ -2,6 +2,7 @@
 //! `T` trust screen, the `i` servers screen, a resource being read, sign-in), one file each. Each
 //! draws one rectangle from the `App` it is given and changes nothing.
 
+pub mod completions;
 pub mod footer;
 pub mod help;
 pub mod picker;

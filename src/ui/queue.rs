@@ -1,7 +1,7 @@
 //! The queue's state: where each ticket stands (`Status`), which tickets a filter shows,
 //! and one ticket's place in the queue. It holds no keys and draws nothing.
 
-use crate::host::api::{Conversation, Lifecycle, Ticket, TicketState};
+use crate::host::api::{Conversation, Due, Lifecycle, SavedView, Ticket, TicketState};
 
 /// Where a ticket stands, as the queue shows it: its state in the record, or the question it
 /// waits on at this desk.
@@ -90,7 +90,7 @@ impl Status {
     }
 }
 
-/// Which tickets the queue shows.
+/// Which tickets the queue shows: the desk's own views, then the person's saved ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     All,
@@ -98,40 +98,113 @@ pub enum Filter {
     NeedsMe,
     /// Needs a person, or handed over to one.
     NeedsPerson,
+    /// Assigned to the person at this desk.
+    Mine,
+    /// Assigned to nobody.
+    Unassigned,
+    /// Due within the warning window of `[sla]`.
+    DueSoon,
+    /// Past its due time.
+    Late,
+    /// Its run stopped for a lead's answer, or a server asks a lead for input.
+    WaitingForLead,
     /// Conversations waiting for us: the customer wrote and nobody has replied or solved.
     Open,
     /// We replied and wait for the customer.
     Pending,
     /// A person said the conversation is done.
     Solved,
+    /// Solved since midnight, in the shop's time zone (UTC without `[sla]`).
+    SolvedToday,
+    /// The person's saved view at this place of the config's `[views]`.
+    Saved(usize),
+}
+
+/// What a view needs to know besides the ticket: who is at the desk, and the time.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewContext<'a> {
+    pub me: &'a str,
+    pub now: i64,
+    /// The warning window of `[sla]`, when due times are on.
+    pub warn_within: Option<std::time::Duration>,
+    /// Midnight today, in the shop's time zone (unix ms).
+    pub today: i64,
+    pub saved: &'a [SavedView],
 }
 
 impl Filter {
-    /// The filter's name, as the queue's title shows it.
-    pub fn label(self) -> &'static str {
+    /// The desk's own views, in the order `f` steps through them.
+    pub const BUILT_IN: [Filter; 12] = [
+        Filter::All,
+        Filter::NeedsMe,
+        Filter::NeedsPerson,
+        Filter::Mine,
+        Filter::Unassigned,
+        Filter::DueSoon,
+        Filter::Late,
+        Filter::WaitingForLead,
+        Filter::Open,
+        Filter::Pending,
+        Filter::Solved,
+        Filter::SolvedToday,
+    ];
+
+    /// The view's name, as the queue's title shows it.
+    pub fn label(self, saved: &[SavedView]) -> String {
+        match self {
+            Filter::Saved(n) => saved.get(n).map_or("?", |v| v.name.as_str()).to_owned(),
+            _ => self.name().replace('-', " "),
+        }
+    }
+
+    /// The name `:view` knows a built-in view by (`due-soon`); a saved view goes by its own.
+    pub fn name(self) -> &'static str {
         match self {
             Filter::All => "all",
-            Filter::NeedsMe => "needs me",
-            Filter::NeedsPerson => "needs a person",
+            Filter::NeedsMe => "needs-me",
+            Filter::NeedsPerson => "needs-a-person",
+            Filter::Mine => "mine",
+            Filter::Unassigned => "unassigned",
+            Filter::DueSoon => "due-soon",
+            Filter::Late => "late",
+            Filter::WaitingForLead => "waiting-for-a-lead",
             Filter::Open => "open",
             Filter::Pending => "pending",
             Filter::Solved => "solved",
+            Filter::SolvedToday => "solved-today",
+            Filter::Saved(_) => "saved",
         }
     }
 
-    pub(crate) fn next(self) -> Self {
+    /// The view `name` names: a built-in one, else a saved one.
+    pub fn named(name: &str, saved: &[SavedView]) -> Option<Self> {
+        Self::BUILT_IN
+            .into_iter()
+            .find(|f| f.name() == name)
+            .or_else(|| saved.iter().position(|v| v.name == name).map(Filter::Saved))
+    }
+
+    /// The next view `f` shows: the built-in ones, then the saved ones, round again.
+    pub(crate) fn next(self, saved: usize) -> Self {
+        let last_built_in = Self::BUILT_IN.len() - 1;
         match self {
-            Filter::All => Filter::NeedsMe,
-            Filter::NeedsMe => Filter::NeedsPerson,
-            Filter::NeedsPerson => Filter::Open,
-            Filter::Open => Filter::Pending,
-            Filter::Pending => Filter::Solved,
-            Filter::Solved => Filter::All,
+            Filter::Saved(n) if n + 1 < saved => Filter::Saved(n + 1),
+            Filter::Saved(_) => Filter::All,
+            other => match Self::BUILT_IN.iter().position(|f| *f == other) {
+                Some(at) if at < last_built_in => Self::BUILT_IN[at + 1],
+                _ if saved > 0 => Filter::Saved(0),
+                _ => Filter::All,
+            },
         }
     }
 
-    pub(crate) fn admits(self, item: &QueueItem) -> bool {
+    pub(crate) fn admits(self, item: &QueueItem, cx: &ViewContext<'_>) -> bool {
         let status = item.status;
+        let due = || {
+            item.due_at
+                .zip(cx.warn_within)
+                .map(|(at, warn)| Due::of(at, cx.now, warn))
+        };
         match self {
             Filter::All => true,
             Filter::NeedsMe => matches!(
@@ -139,12 +212,29 @@ impl Filter {
                 Status::NeedsConsent | Status::NeedsLead | Status::Drafted | Status::NeedsPerson
             ),
             Filter::NeedsPerson => matches!(status, Status::NeedsPerson | Status::HandedOver),
+            Filter::Mine => item.state.assignee.as_deref() == Some(cx.me),
+            Filter::Unassigned => item.state.assignee.is_none(),
+            Filter::DueSoon => matches!(due(), Some(Due::Soon(_))),
+            Filter::Late => matches!(due(), Some(Due::Late(_))),
+            Filter::WaitingForLead => {
+                matches!(status, Status::WaitingForLead | Status::NeedsLead)
+            }
             Filter::Open => item.state.conversation == Conversation::Open,
             Filter::Pending => item.state.conversation == Conversation::Pending,
             Filter::Solved => matches!(
                 item.state.conversation,
                 Conversation::Solved | Conversation::Closed
             ),
+            Filter::SolvedToday => {
+                matches!(
+                    item.state.conversation,
+                    Conversation::Solved | Conversation::Closed
+                ) && item.state.solved.as_ref().is_some_and(|s| s.at >= cx.today)
+            }
+            Filter::Saved(n) => cx
+                .saved
+                .get(n)
+                .is_some_and(|view| view.admits(&item.ticket, &item.state, cx.me)),
         }
     }
 }

@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 use super::app::{App, Modal};
 use super::panes::{
-    footer, help, picker, queue, resource, servers, sign_in, status, ticket, trust,
+    completions, footer, help, picker, queue, resource, servers, sign_in, status, ticket, trust,
 };
 
 pub fn render(app: &App, frame: &mut Frame) {
@@ -31,6 +31,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     queue::render(app, frame, queue_pane);
     ticket::render(app, frame, ticket_pane);
     footer::render(app, frame, bottom);
+    completions::render(app, frame, bottom);
     if let Some(modal) = &app.modal {
         match modal {
             Modal::Consent(view, _) => view.render(frame, area),

@@ -118,6 +118,8 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
         | EntryKind::HandedOver { .. }
         | EntryKind::Attached { .. }
         | EntryKind::Noted { .. }
+        | EntryKind::Assigned { .. }
+        | EntryKind::Tagged { .. }
         | EntryKind::NeedsPerson { .. } => push_person_entry(lines, entry, width),
         EntryKind::AskedLead { .. }
         | EntryKind::LeadAnswered { .. }
@@ -216,6 +218,31 @@ fn push_person_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize
             let heading = format!("✎ internal note by {}{}:", one_line(by), at_only(entry));
             push_wrapped(lines, &heading, width, theme::key(), "  ");
             push_wrapped(lines, &clean(text), width, Style::default(), "    ");
+        }
+        EntryKind::Assigned { by, to } => {
+            let to = to.as_deref().map_or("nobody".to_owned(), one_line);
+            push_wrapped(
+                lines,
+                &format!("@ assigned to {to} by {}{}", one_line(by), at_only(entry)),
+                width,
+                theme::dim(),
+                "  ",
+            );
+        }
+        EntryKind::Tagged { by, tag, removed } => {
+            let verb = if *removed { "untagged" } else { "tagged" };
+            push_wrapped(
+                lines,
+                &format!(
+                    "# {verb} {} by {}{}",
+                    one_line(tag),
+                    one_line(by),
+                    at_only(entry)
+                ),
+                width,
+                theme::dim(),
+                "  ",
+            );
         }
         EntryKind::NeedsPerson { reason } => push_wrapped(
             lines,

@@ -10,6 +10,7 @@ pub mod approvals;
 pub(crate) mod calls;
 pub(crate) mod edits;
 pub(crate) mod mailbox;
+pub(crate) mod owners;
 pub(crate) mod sign_in;
 mod suggest;
 pub(crate) mod team;

@@ -75,6 +75,14 @@ pub enum PgError {
     )]
     NotYou { by: String, person: String },
     #[error(
+        "{ticket} is {assignee}'s: only {assignee} or a lead can give it to someone else; ask them"
+    )]
+    NotYours { ticket: String, assignee: String },
+    #[error(
+        "{name} is not a person on the team; a lead adds people with team add, and a ticket goes only to one of them"
+    )]
+    NotOnTheTeam { name: String },
+    #[error(
         "{name:?} cannot be a person's name on the desk; use lowercase letters, digits and _ (starting with a letter), and not desk_ or pg_ at the start"
     )]
     BadName { name: String },

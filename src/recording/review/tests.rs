@@ -164,6 +164,8 @@ fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
             EntryKind::HandedOver { .. } => "handed over",
             EntryKind::Attached { .. } => "attached",
             EntryKind::Noted { .. } => "noted",
+            EntryKind::Assigned { .. } => "assigned",
+            EntryKind::Tagged { .. } => "tagged",
             EntryKind::NeedsPerson { .. } => "needs person",
             EntryKind::AskedLead { .. } => "asked a lead",
             EntryKind::LeadAnswered { .. } => "lead answered",

@@ -20,7 +20,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if let Some(due) = due(app) {
         spans.push(Span::styled(due, theme::danger()));
     }
-    if let Some(search) = &app.search {
+    if let Some(line) = &app.command_line {
+        spans.push(Span::styled(
+            format!(" :{}▏", one_line(&line.text)),
+            theme::key(),
+        ));
+        spans.push(Span::styled(
+            "  Tab completes · Enter runs · Esc closes",
+            theme::dim(),
+        ));
+    } else if let Some(search) = &app.search {
         let query = one_line(&search.query);
         if search.typing {
             spans.push(Span::styled(format!(" /{query}▏"), theme::key()));

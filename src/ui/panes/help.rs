@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::ui::app::{App, Status};
+use crate::ui::command_line::VERBS;
 use crate::ui::panes::queue::status_style;
 use crate::ui::text::wrapped;
 use crate::ui::theme;
@@ -43,6 +44,8 @@ const SIGNS: &[(&str, &str)] = &[
         "an internal note (never sent, never shown to the model)",
     ),
     ("+", "a server's resource was attached to the ticket"),
+    ("@", "the ticket was given to a person, or to nobody"),
+    ("#", "a tag was put on the ticket, or taken off"),
 ];
 
 /// Marks in review mode's list of tickets.
@@ -69,6 +72,23 @@ fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     for (key, what) in app.keymap.help_lines() {
         lines.extend(entry(Span::styled(key, theme::key()), what, width));
     }
+    lines.push(Line::default());
+    lines.push(Line::styled(
+        "Commands after : (on the marked tickets, else the selected one)",
+        theme::title(),
+    ));
+    for verb in VERBS {
+        let name = match verb.args {
+            "" => format!(":{}", verb.name),
+            args => format!(":{} {args}", verb.name),
+        };
+        lines.extend(entry(Span::styled(name, theme::key()), verb.help, width));
+    }
+    lines.extend(entry(
+        Span::styled(":ACTION", theme::key()),
+        "any key's action by its name (:work_selected, :solve, :help); Tab completes",
+        width,
+    ));
     lines.push(Line::default());
     lines.push(Line::styled("Status words in the queue", theme::title()));
     for status in Status::ALL {

@@ -64,10 +64,13 @@ fn row(app: &App, item: &QueueItem, short: bool) -> Line<'static> {
     } else {
         format!("{:<13}", item.status.label())
     };
-    let mut spans = vec![
-        Span::raw(format!("{} ", item.ticket.ticket_id)),
-        Span::styled(status, status_style(item.status)),
-    ];
+    // A marked ticket: its id followed by `*` where the space is.
+    let id = if app.marked.contains(&item.ticket.ticket_id) {
+        Span::styled(format!("{}*", item.ticket.ticket_id), theme::key())
+    } else {
+        Span::raw(format!("{} ", item.ticket.ticket_id))
+    };
+    let mut spans = vec![id, Span::styled(status, status_style(item.status))];
     // With [sla]: when its answer is due, or how late it is.
     if let (Some(at), Some(warn)) = (item.due_at, app.warn_within()) {
         let now = app.now();
@@ -88,6 +91,12 @@ fn row(app: &App, item: &QueueItem, short: bool) -> Line<'static> {
             theme::dim(),
         ));
     }
+    // Whose it is, when it is someone's: `me` for the person at this desk.
+    match item.state.assignee.as_deref() {
+        Some(who) if who == app.staff => spans.push(Span::styled(" @me", theme::key())),
+        Some(who) => spans.push(Span::styled(format!(" @{}", one_line(who)), theme::dim())),
+        None => {}
+    }
     spans.push(Span::raw(format!(" {} ", one_line(&item.ticket.who()))));
     spans.push(Span::styled(
         one_line(&item.ticket.subject),
@@ -96,16 +105,20 @@ fn row(app: &App, item: &QueueItem, short: bool) -> Line<'static> {
     Line::from(spans)
 }
 
-/// ` Queue (all) 48/48 · run 3/47 `.
+/// ` Queue (all) 48/48 · 3 marked · run 3/47 `.
 fn title(app: &App, count: usize) -> String {
     let progress = match app.queue_run {
         Some((done, total)) if done < total => format!(" · run {done}/{total}"),
         Some((_, total)) => format!(" · run done {total}"),
         None => String::new(),
     };
+    let marked = match app.marked.len() {
+        0 => String::new(),
+        n => format!(" · {n} marked"),
+    };
     format!(
-        " Queue ({}) {}/{}{} ",
-        app.filter.label(),
+        " Queue ({}) {}/{}{marked}{} ",
+        app.filter.label(&app.views),
         count,
         app.items.len(),
         progress

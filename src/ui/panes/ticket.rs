@@ -65,6 +65,12 @@ fn header_lines(item: &QueueItem, width: usize) -> Vec<Line<'static>> {
         one_line(&t.received_at),
         item.status.label()
     );
+    if let Some(who) = &item.state.assignee {
+        facts.push_str(&format!(" · {}'s", one_line(who)));
+    }
+    for tag in &item.state.tags {
+        facts.push_str(&format!(" #{}", one_line(tag)));
+    }
     if !t.thread.is_empty() {
         facts.push_str(&format!(" · {}", item.state.conversation.as_str()));
         if let Some(delivery) = &item.state.delivery {
