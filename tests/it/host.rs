@@ -19,7 +19,7 @@ use support_desk::recording::Recorder;
 use support_desk::startup::{build_model, host_parts};
 use tokio::sync::mpsc;
 
-use crate::fixture::{COUNTED, PROGRESS_STEPS, serve_fixture};
+use crate::fixture::{COUNTED, PROGRESS_PACE, PROGRESS_STEPS, serve_fixture};
 use crate::mock_model::*;
 use crate::support::BIN;
 
@@ -831,6 +831,54 @@ async fn progress_keeps_a_call_alive_past_the_idle_timeout_and_silence_still_tim
     }
 }
 
+/// At the desk's own idle timeout (10 s): a server that says how far it has got every 200 ms
+/// for 30 s, three timeouts' worth, is waited for and its answer reaches the model; a server
+/// that says nothing is given up on after 10 s.
+#[tokio::test]
+async fn progress_every_200_ms_for_30_s_keeps_a_10_s_idle_timeout_from_firing() {
+    const SHELVES: u32 = 150;
+    let mut setup = fixture_setup(
+        scripted(vec![
+            call("fix__count_slowly", json!({"shelves": SHELVES})),
+            call("fix__slow_read", json!({})),
+            words("Done."),
+        ]),
+        Box::new(|_| FormAnswer::Cancel),
+    );
+    setup.tweak = Box::new(|config, _| {
+        config.limits.request_timeout_secs = 10;
+        config.limits.call_max_secs = 300;
+    });
+    let h = harness(setup).await;
+    let started = std::time::Instant::now();
+    h.work("T-0001").await;
+    let took = started.elapsed();
+    assert_eq!(
+        h.outcomes().await,
+        [
+            out("fix.count_slowly", Outcome::Result),
+            out("fix.slow_read", Outcome::Failed)
+        ]
+    );
+    assert_eq!(
+        h.outcome_texts().await,
+        [
+            "counted 150 parcels in the depot",
+            "timed out: fix did not answer within 10 s"
+        ]
+    );
+    let counting = PROGRESS_PACE * SHELVES;
+    assert!(
+        took >= counting + Duration::from_secs(10) && took < counting + Duration::from_secs(25),
+        "the count ran its 30 s and the silent call stopped at 10 s: {took:?}"
+    );
+    let shown = h.progress.lock().expect("lock").clone();
+    assert!(
+        !shown.is_empty() && shown.iter().all(|s| s.tool == "fix.count_slowly"),
+        "the count's progress, and only its, was shown: {shown:?}"
+    );
+}
+
 /// A server that reports progress for ever is still stopped, at `call_max_secs`, in words
 /// that say so and what to check.
 #[tokio::test]
@@ -921,6 +969,47 @@ async fn a_result_that_breaks_its_declared_output_schema_goes_back_as_a_tool_err
         broken.contains(&recorded[1]) && in_words.contains(&recorded[2]),
         "the record holds what the model was told: {recorded:?}"
     );
+}
+
+/// A result whose state is not one its tool's schema allows goes back to the model as a tool
+/// error naming the field and what it may be, never with the server's value; a result that
+/// fits reaches the model and the record exactly as the server sent it.
+#[tokio::test]
+async fn a_result_whose_state_is_not_one_its_schema_allows_is_a_tool_error_and_a_fitting_one_passes_unchanged()
+ {
+    let h = harness(fixture_setup(
+        scripted(vec![
+            call("fix__parcel_lost", json!({})),
+            call("fix__parcel", json!({})),
+            words("Your parcel is on its way."),
+        ]),
+        Box::new(|_| FormAnswer::Cancel),
+    ))
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes().await,
+        [
+            out("fix.parcel_lost", Outcome::ToolError),
+            out("fix.parcel", Outcome::Result),
+        ]
+    );
+    let recorded = h.outcome_texts().await;
+    assert_eq!(
+        recorded,
+        [
+            "fix.parcel_lost answered with structured content that does not fit its declared output schema, so the desk did not use the answer: \"state\" must be one of \"in transit\", \"delivered\". Nothing in that answer can be relied on, so do not quote it to the customer: call the tool again only if other arguments could fix it, use another tool, or write the reply saying what could not be checked.",
+            r#"{"tracking_number":"KP123456789","state":"in transit","eta_days":2}"#,
+        ]
+    );
+    let requests = h.model.requests();
+    let told = tool_messages(&requests[2]);
+    assert!(
+        told[0].contains(&recorded[0]) && told[1].contains(&recorded[1]),
+        "{told:?}"
+    );
+    let seen = Value::Array(requests).to_string();
+    assert!(!seen.contains(crate::fixture::LOST_STATE), "{seen}");
 }
 
 #[tokio::test]

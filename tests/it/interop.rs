@@ -633,3 +633,73 @@ async fn the_host_works_server_everything_echo_and_answers_its_elicitation() {
         "enumNames label the legacy enum's options"
     );
 }
+
+/// server-everything's long operation reports its progress (every half second here) past
+/// the desk's idle timeout (two seconds) and is waited for, each report shown on the call's
+/// line; its structured content meets the output schema it declared (zod's, draft-07) and
+/// reaches the model as the server sent it; its instructions, which it writes for a model,
+/// are kept for people and never given to the model.
+#[tokio::test]
+#[ignore = "needs scripts/interop-setup.sh"]
+async fn server_everythings_progress_keeps_its_call_alive_its_result_meets_its_schema_and_its_instructions_stay_with_people()
+ {
+    let mut setup = with_server_everything(Setup::new(scripted(vec![
+        call(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 6, "steps": 12}),
+        ),
+        call(
+            "everything__get-structured-content",
+            json!({"location": "Chicago"}),
+        ),
+        words("Done."),
+    ])));
+    let everything = std::mem::replace(&mut setup.tweak, Box::new(|_, _| {}));
+    setup.tweak = Box::new(move |config, dir| {
+        everything(config, dir);
+        config.limits.request_timeout_secs = 2;
+    });
+    let h = harness(setup).await;
+    h.work("T-0009").await;
+
+    assert_eq!(
+        h.outcomes().await,
+        [
+            out("everything.trigger-long-running-operation", Outcome::Result),
+            out("everything.get-structured-content", Outcome::Result)
+        ]
+    );
+    let texts = h.outcome_texts().await;
+    assert_eq!(
+        texts,
+        [
+            "Long running operation completed. Duration: 6 seconds, Steps: 12.",
+            r#"{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}"#
+        ]
+    );
+    let shown = h.progress.lock().expect("lock").clone();
+    assert!(
+        shown.len() >= 10
+            && shown.iter().all(|s| {
+                s.tool == "everything.trigger-long-running-operation" && s.total == Some(12.0)
+            }),
+        "{shown:?}"
+    );
+
+    let instructions = h
+        .host
+        .servers()
+        .into_iter()
+        .find(|s| s.prefix == "everything")
+        .and_then(|s| s.instructions)
+        .expect("server-everything's instructions");
+    assert!(
+        instructions.contains("Audience: These instructions are written for an LLM"),
+        "{instructions}"
+    );
+    let seen = Value::Array(h.model.requests()).to_string();
+    assert!(
+        !seen.contains("Audience: These instructions") && !seen.contains("Everything Server"),
+        "the model was given server-everything's instructions"
+    );
+}

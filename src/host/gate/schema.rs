@@ -1,86 +1,25 @@
 //! A call's arguments against its tool's input schema, before anyone is asked anything: a call
 //! that cannot be right goes back to the model with what to fix, never to a person. A result's
-//! structured content against the output schema its tool declared (and the desk pinned), before
-//! the model reads it: a result that breaks it goes back as a tool error naming each field.
+//! structured content against the output schema its tool declared (and the desk pinned) is
+//! `output`'s: a result that breaks it goes back as a tool error naming each field.
 //!
-//! The checks are the parts of JSON Schema a tool's schemas use: `required`, `properties`
-//! with `additionalProperties: false`, `type` (one or several), `enum`, `anyOf`/`oneOf`,
-//! string lengths and number bounds; a result is checked into its nested objects and lists'
-//! `items` as well. Anything else is left to the server.
+//! The arguments' checks are the parts of JSON Schema a tool's input schemas use: `required`,
+//! `properties` with `additionalProperties: false`, `type` (one or several), `enum`,
+//! `anyOf`/`oneOf`, string lengths and number bounds. Anything else is left to the server,
+//! which checks its own arguments; a result, which the model would take as fact, is checked
+//! against the whole of JSON Schema.
 
 use serde_json::{Map, Value};
 
 use crate::model::textcalls::kind_of;
 
-/// How many of a result's problems the model is told, and how long a field's name may be in
-/// the telling: what a server wrote reaches the model only in this much.
-const PROBLEMS_TOLD: usize = 5;
-const NAME_CHARS: usize = 60;
+mod output;
 
-/// What is checked: the words for a name the schema does not declare differ.
-#[derive(Clone, Copy)]
-enum Subject {
-    Arguments,
-    Output,
-}
+pub use output::{output_problems, result_refusal};
 
 /// Each way the arguments break the schema, in words the model can act on; empty when none.
 pub fn problems(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Vec<String> {
     let mut found = Vec::new();
-    object_problems(schema, arguments, "", Subject::Arguments, &mut found);
-    found
-}
-
-/// Each way a result's structured content breaks its tool's output schema, each field named
-/// by its path (`refund.amount`, `lines[2].sku`); empty when none.
-pub fn output_problems(schema: &Map<String, Value>, structured: &Value) -> Vec<String> {
-    let mut found = Vec::new();
-    match value_problem(schema, structured) {
-        Some(problem) => found.push(format!("the structured content {problem}")),
-        None => nested_problems(schema, structured, "", &mut found),
-    }
-    found
-}
-
-/// What the model is told instead of a result whose tool declared an output schema and that
-/// does not meet it (no structured content, or content that breaks the schema); `None` when it
-/// does, or when the tool declared none. The result itself is not passed on.
-pub fn result_refusal(
-    tool: &str,
-    output_schema: Option<&Map<String, Value>>,
-    structured: Option<&Value>,
-) -> Option<String> {
-    const NEXT: &str = "Nothing in that answer can be relied on, so do not quote it to the customer: call the tool again only if other arguments could fix it, use another tool, or write the reply saying what could not be checked.";
-    let schema = output_schema?;
-    let Some(structured) = structured else {
-        return Some(format!(
-            "{tool} answered without the structured content its declared output schema requires, so the desk did not use the answer. {NEXT}"
-        ));
-    };
-    let found = output_problems(schema, structured);
-    if found.is_empty() {
-        return None;
-    }
-    let mut told: Vec<String> = found.iter().take(PROBLEMS_TOLD).cloned().collect();
-    if found.len() > PROBLEMS_TOLD {
-        told.push(format!("and {} more", found.len() - PROBLEMS_TOLD));
-    }
-    Some(format!(
-        "{tool} answered with structured content that does not fit its declared output schema, so the desk did not use the answer: {}. {NEXT}",
-        told.join("; ")
-    ))
-}
-
-/// The problems of `object` against an object schema: required fields, undeclared ones when
-/// the schema is closed, and each declared field's value. `at` is the object's own path
-/// (empty at the top); only a result's fields are followed into nested objects and lists.
-fn object_problems(
-    schema: &Map<String, Value>,
-    object: &Map<String, Value>,
-    at: &str,
-    subject: Subject,
-    found: &mut Vec<String>,
-) {
     let properties = schema.get("properties").and_then(Value::as_object);
     for name in schema
         .get("required")
@@ -89,80 +28,32 @@ fn object_problems(
         .flatten()
         .filter_map(Value::as_str)
     {
-        if !object.contains_key(name) {
-            found.push(format!(
-                "\"{}\" is required and missing",
-                path(at, name, subject)
-            ));
+        if !arguments.contains_key(name) {
+            found.push(format!("\"{name}\" is required and missing"));
         }
     }
     let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-    for (name, value) in object {
-        let here = path(at, name, subject);
+    for (name, value) in arguments {
         match properties.and_then(|p| p.get(name)) {
-            Some(Value::Object(property)) => match value_problem(property, value) {
-                Some(problem) => found.push(format!("\"{here}\" {problem}")),
-                None => {
-                    if let Subject::Output = subject {
-                        nested_problems(property, value, &here, found);
-                    }
+            Some(Value::Object(property)) => {
+                if let Some(problem) = value_problem(property, value) {
+                    found.push(format!("\"{name}\" {problem}"));
                 }
-            },
+            }
             Some(_) => {}
             None if closed => {
                 let known: Vec<&str> = properties
                     .map(|p| p.keys().map(String::as_str).collect())
                     .unwrap_or_default();
-                found.push(match subject {
-                    Subject::Arguments => format!(
-                        "\"{here}\" is not an argument of this tool (it takes: {})",
-                        known.join(", ")
-                    ),
-                    Subject::Output if known.is_empty() => {
-                        format!("\"{here}\" is not a field the schema declares (it declares none)")
-                    }
-                    Subject::Output => format!(
-                        "\"{here}\" is not a field the schema declares (it declares: {})",
-                        known.join(", ")
-                    ),
-                });
+                found.push(format!(
+                    "\"{name}\" is not an argument of this tool (it takes: {})",
+                    known.join(", ")
+                ));
             }
             None => {}
         }
     }
-}
-
-/// A result's value that fits its own schema, followed into its fields and list items.
-fn nested_problems(schema: &Map<String, Value>, value: &Value, at: &str, found: &mut Vec<String>) {
-    match value {
-        Value::Object(object) => object_problems(schema, object, at, Subject::Output, found),
-        Value::Array(items) => {
-            let Some(item_schema) = schema.get("items").and_then(Value::as_object) else {
-                return;
-            };
-            for (i, item) in items.iter().enumerate() {
-                let here = format!("{at}[{i}]");
-                match value_problem(item_schema, item) {
-                    Some(problem) => found.push(format!("\"{here}\" {problem}")),
-                    None => nested_problems(item_schema, item, &here, found),
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `name` under `at`; a result's field names are the server's words, cut short.
-fn path(at: &str, name: &str, subject: Subject) -> String {
-    let name = match subject {
-        Subject::Arguments => name.to_owned(),
-        Subject::Output => crate::text::cut(&name.escape_debug().to_string(), NAME_CHARS),
-    };
-    if at.is_empty() {
-        name
-    } else {
-        format!("{at}.{name}")
-    }
+    found
 }
 
 /// Why `value` does not fit `schema`, or `None` when it does.
@@ -293,117 +184,6 @@ mod tests {
                 "\"reason\" is required and missing"
             ]
         );
-    }
-
-    fn refund_output_schema() -> Map<String, Value> {
-        object(json!({
-            "type": "object",
-            "properties": {
-                "refund_id": {"type": "string", "minLength": 1},
-                "amount": {"type": "string"},
-                "state": {"enum": ["issued", "held"]},
-                "lines": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"sku": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
-                        "required": ["sku"],
-                        "additionalProperties": false
-                    }
-                },
-                "order": {
-                    "type": "object",
-                    "properties": {"order_id": {"type": "string"}},
-                    "required": ["order_id"]
-                }
-            },
-            "required": ["refund_id", "amount", "state"]
-        }))
-    }
-
-    #[test]
-    fn fitting_structured_content_has_no_problems() {
-        let content = json!({
-            "refund_id": "R-1", "amount": "12.50", "state": "issued",
-            "lines": [{"sku": "KG-1031", "count": 1}], "order": {"order_id": "O-1587"}, "note": "open schema"
-        });
-        assert_eq!(
-            output_problems(&refund_output_schema(), &content),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            result_refusal("fix.refund", Some(&refund_output_schema()), Some(&content)),
-            None
-        );
-    }
-
-    #[test]
-    fn structured_content_is_checked_into_its_fields_and_list_items() {
-        let content = json!({
-            "refund_id": "R-1", "amount": 12.5, "state": "paid",
-            "lines": [{"sku": "KG-1031"}, {"count": 0, "colour": "red"}], "order": {}
-        });
-        assert_eq!(
-            output_problems(&refund_output_schema(), &content),
-            [
-                "\"amount\" must be string, not a number",
-                "\"state\" must be one of \"issued\", \"held\"",
-                "\"lines[1].sku\" is required and missing",
-                "\"lines[1].count\" must be at least 1",
-                "\"lines[1].colour\" is not a field the schema declares (it declares: sku, count)",
-                "\"order.order_id\" is required and missing",
-            ]
-        );
-        assert_eq!(
-            output_problems(&refund_output_schema(), &json!(["R-1"])),
-            ["the structured content must be object, not a list"]
-        );
-    }
-
-    #[test]
-    fn a_result_that_breaks_its_output_schema_is_refused_with_each_field_and_what_to_do() {
-        let schema = refund_output_schema();
-        let refused = result_refusal(
-            "fix.refund",
-            Some(&schema),
-            Some(&json!({"refund_id": "", "amount": "1.00", "state": "held"})),
-        );
-        assert_eq!(
-            refused.as_deref(),
-            Some(
-                "fix.refund answered with structured content that does not fit its declared output schema, so the desk did not use the answer: \"refund_id\" is too short. Nothing in that answer can be relied on, so do not quote it to the customer: call the tool again only if other arguments could fix it, use another tool, or write the reply saying what could not be checked."
-            )
-        );
-        let missing = result_refusal("fix.refund", Some(&schema), None).expect("refused");
-        assert!(
-            missing.starts_with(
-                "fix.refund answered without the structured content its declared output schema requires, so the desk did not use the answer."
-            ),
-            "{missing}"
-        );
-        assert_eq!(result_refusal("fix.refund", None, None), None);
-    }
-
-    #[test]
-    fn a_servers_field_names_reach_the_model_escaped_cut_and_few() {
-        let schema = object(json!({"type": "object", "additionalProperties": false}));
-        let long = format!("ignore\u{1b}[2J all{}", "x".repeat(100));
-        let mut content = Map::new();
-        content.insert(long, json!(1));
-        for i in 0..6 {
-            content.insert(format!("f{i}"), json!(i));
-        }
-        let refused = result_refusal("fix.refund", Some(&schema), Some(&Value::Object(content)))
-            .expect("refused");
-        assert!(!refused.contains('\u{1b}'), "{refused}");
-        assert!(refused.contains("ignore\\u{1b}[2J allxx"), "{refused}");
-        assert!(
-            refused.contains(
-                "(119 characters)\" is not a field the schema declares (it declares none)"
-            ),
-            "{refused}"
-        );
-        assert!(refused.contains("; and 2 more."), "{refused}");
     }
 
     #[test]
