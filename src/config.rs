@@ -48,6 +48,9 @@ pub struct DeskConfig {
     /// A person's own views of the queue, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub views: BTreeMap<String, crate::views::ViewConfig>,
+    /// Saved replies and macros, by name (more in the data directory's `replies.toml`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub replies: BTreeMap<String, crate::replies::ReplyConfig>,
     #[serde(default)]
     pub servers: BTreeMap<String, ServerConfig>,
     /// Files in the `mcpServers` JSON format whose servers join `servers`.

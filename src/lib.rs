@@ -20,6 +20,7 @@ pub mod money;
 pub mod partner;
 pub mod record;
 pub mod recording;
+pub mod replies;
 pub mod serve;
 pub mod shop;
 pub mod sla;

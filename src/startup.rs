@@ -99,6 +99,7 @@ pub fn config(file: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Desk
     // The keys are checked wherever the config is read, so a clash stops every command.
     keymap(&config)?;
     crate::views::saved_views(&config.views)?;
+    crate::replies::load(&config.replies, None)?;
     Ok(config)
 }
 

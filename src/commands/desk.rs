@@ -46,6 +46,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     );
     let tickets = startup::load_tickets(&config)?;
     let views = crate::views::saved_views(&config.views)?;
+    let replies = crate::replies::load(&config.replies, Some(&data_dir))?;
     let storage = startup::storage(
         &config,
         args.common.store(),
@@ -95,7 +96,10 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     if let Some(sla) = sla {
         app = app.with_sla(sla, crate::clock::unix_ms);
     }
-    app = app.with_keymap(keymap).with_views(views);
+    app = app
+        .with_keymap(keymap)
+        .with_views(views)
+        .with_replies(replies);
     crate::ui::theme::set(crate::ui::theme::chosen(
         theme == crate::config::Preset::Light,
         std::env::var_os("NO_COLOR"),

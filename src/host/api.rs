@@ -18,6 +18,7 @@ pub use crate::record::owners::{ME, NOBODY};
 pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Conversation, Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
+pub use crate::replies::{SavedReply, Values as ReplyValues, fill as fill_reply};
 pub use crate::sla::{Due, Sla, due_at};
 pub use crate::tickets::Ticket;
 pub use crate::views::SavedView;

@@ -17,11 +17,11 @@ pub use super::queue::{Filter, QueueItem, Status, ViewContext};
 use super::review::{ReviewKey, ReviewScreen};
 use super::search::Search;
 use super::transcript_cache::TranscriptCache;
-use crate::host::api::SavedView;
 use crate::host::api::{
     ApprovalView, Command, ConsentAnswer, ConsentAsk, FormAnswer, FormAsk, Pending, PromptInfo,
     Question, ResourceInfo, ServerSummary, Ticket,
 };
+use crate::host::api::{SavedReply, SavedView};
 
 mod command_keys;
 mod due;
@@ -170,6 +170,8 @@ pub struct App {
     pub marked: std::collections::BTreeSet<String>,
     /// The command line, while it is open (`:`).
     pub command_line: Option<CommandLine>,
+    /// Saved replies and macros (`:reply`, `:macro`).
+    pub replies: Vec<SavedReply>,
 }
 
 impl App {
@@ -211,7 +213,14 @@ impl App {
             views: Vec::new(),
             marked: std::collections::BTreeSet::new(),
             command_line: None,
+            replies: Vec::new(),
         }
+    }
+
+    /// The desk with the team's saved replies and macros.
+    pub fn with_replies(mut self, replies: Vec<SavedReply>) -> Self {
+        self.replies = replies;
+        self
     }
 
     /// The desk with the person's own views after its built-in ones.

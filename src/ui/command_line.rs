@@ -13,6 +13,8 @@ pub enum ArgKind {
     Person,
     Tag,
     View,
+    /// A saved reply's name.
+    Reply,
     /// Free text, required.
     Text,
     /// Free text, optional.
@@ -58,6 +60,18 @@ pub const VERBS: &[Verb] = &[
         "show a view: mine, unassigned, due-soon, late, waiting-for-a-lead, solved-today, … or one of your [views]",
     ),
     verb(
+        "reply",
+        "NAME",
+        ArgKind::Reply,
+        "a saved reply into the editor, its variables filled from the ticket",
+    ),
+    verb(
+        "macro",
+        "NAME",
+        ArgKind::Reply,
+        "a saved reply into the editor, and its tags, assignee and note on the ticket",
+    ),
+    verb(
         "solve",
         "[NOTE]",
         ArgKind::MaybeText,
@@ -99,7 +113,7 @@ pub fn parse(line: &str, keymap: &Keymap) -> Result<Parsed, String> {
     if let Some(verb) = VERBS.iter().find(|v| v.name == name) {
         let needs = matches!(
             verb.kind,
-            ArgKind::Person | ArgKind::Tag | ArgKind::View | ArgKind::Text
+            ArgKind::Person | ArgKind::Tag | ArgKind::View | ArgKind::Reply | ArgKind::Text
         );
         return match (needs, arg.is_empty(), verb.kind) {
             (true, true, _) => Err(format!(":{} needs {}", verb.name, verb.args)),
@@ -133,6 +147,8 @@ pub struct Known {
     pub people: Vec<String>,
     pub tags: Vec<String>,
     pub views: Vec<String>,
+    /// Saved replies: each name, with its first words.
+    pub replies: Vec<(String, String)>,
 }
 
 /// One way to go on from what is typed: the whole word, and what it is.
@@ -170,6 +186,18 @@ pub fn completions(line: &str, keymap: &Keymap, known: &Known) -> Vec<Completion
             let Some(verb) = VERBS.iter().find(|v| v.name == name) else {
                 return vec![];
             };
+            if verb.kind == ArgKind::Reply {
+                let typed = arg.trim_start();
+                return known
+                    .replies
+                    .iter()
+                    .filter(|(name, _)| name.starts_with(typed))
+                    .map(|(word, help)| Completion {
+                        word: word.clone(),
+                        help: help.clone(),
+                    })
+                    .collect();
+            }
             let words: Vec<String> = match verb.kind {
                 ArgKind::Person => ["me", "nobody"]
                     .into_iter()
@@ -178,7 +206,7 @@ pub fn completions(line: &str, keymap: &Keymap, known: &Known) -> Vec<Completion
                     .collect(),
                 ArgKind::Tag => known.tags.clone(),
                 ArgKind::View => known.views.clone(),
-                ArgKind::None | ArgKind::Text | ArgKind::MaybeText => vec![],
+                ArgKind::Reply | ArgKind::None | ArgKind::Text | ArgKind::MaybeText => vec![],
             };
             let typed = arg.trim_start();
             let mut seen = Vec::new();
@@ -240,6 +268,7 @@ mod tests {
             people: vec!["ana".to_owned(), "bo".to_owned()],
             tags: vec!["refund".to_owned(), "rush".to_owned()],
             views: vec!["mine".to_owned(), "late".to_owned()],
+            replies: vec![],
         }
     }
 

@@ -372,3 +372,64 @@ async fn owners_and_tags_outlive_a_killed_desk() {
     desk.screen.wait_for("#refund").await;
     desk.quit().await;
 }
+
+/// A macro under a pseudo-terminal: its text in the editor with the variables filled, sent
+/// as the person's reply, and its tag, owner and note each recorded once.
+#[tokio::test]
+async fn a_macro_fills_the_reply_and_records_each_action_once() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let config = data.path().join("replies.toml");
+    std::fs::write(
+        &config,
+        r#"
+[replies.damaged-parcel]
+text = "Hello {customer.id}, thank you for writing about {ticket.id}; we are looking into it."
+tags = ["damaged"]
+assign = "me"
+note = "macro: damaged parcel"
+"#,
+    )
+    .expect("config");
+    let config = config.to_str().expect("utf-8 path");
+    let mut desk = crate::desk_pty::Desk::start_in(data.path(), &["--config", config]);
+    desk.screen.wait_for("Queue (all) 48/48").await;
+    desk.press(b"jjj");
+    desk.screen.wait_for("T-0004 · C-0173").await;
+    desk.press(b":macro damaged-parcel\r");
+    desk.screen
+        .wait_for("Hello C-0173, thank you for writing about T-0004; we are looking into it.")
+        .await;
+    desk.press(b"\x13"); // Ctrl-S sends
+    desk.screen.wait_for("T-0004 sent").await;
+    let queue = queue_until(data.path(), |q| field(q, "T-0004", "state") == "sent").await;
+    assert_eq!(field(&queue, "T-0004", "tags"), &json!(["damaged"]));
+    assert_eq!(field(&queue, "T-0004", "assignee"), &json!("tester"));
+    desk.quit().await;
+
+    let export = data.path().join("export.jsonl");
+    let out = std::process::Command::new(BIN)
+        .args(["export", "--data-dir"])
+        .arg(data.path())
+        .arg(&export)
+        .output()
+        .expect("export runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kinds: Vec<String> = std::fs::read_to_string(&export)
+        .expect("exported")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["ticket"] == "T-0004")
+        .map(|event| event["event"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    for kind in ["tagged", "assigned", "noted", "sent"] {
+        assert_eq!(
+            kinds.iter().filter(|k| *k == kind).count(),
+            1,
+            "one {kind}: {kinds:?}"
+        );
+    }
+}

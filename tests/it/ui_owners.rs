@@ -210,3 +210,77 @@ fn f_steps_through_every_view_and_then_the_saved_ones() {
     app.on_key(key(KeyCode::Char('f')));
     assert_eq!(app.filter, Filter::All, "round again");
 }
+
+fn replies() -> Vec<support_desk::replies::SavedReply> {
+    let config = [(
+        "damaged-parcel".to_owned(),
+        support_desk::replies::ReplyConfig {
+            text: "Hello {customer.id}, we are sorry that parcel {result.tracking_number} of order {result.order_id} arrived damaged. We have asked the carrier to look into it. {me}".into(),
+            tags: vec!["damaged".into()],
+            assign: Some("me".into()),
+            note: Some("carrier asked about the damage".into()),
+        },
+    )]
+    .into_iter()
+    .collect();
+    support_desk::replies::load(&config, None).expect("replies")
+}
+
+#[test]
+fn a_macro_fills_the_editor_from_the_ticket_and_sets_tag_owner_and_note() {
+    let mut app = app().with_replies(replies());
+    let record = record();
+    for event in [
+        Event::TicketStarted {
+            ticket: "T-0004".into(),
+            tools: vec!["shop.get_order_status".into()],
+            attached: vec![],
+            request: None,
+        },
+        Event::ToolCall {
+            ticket: "T-0004".into(),
+            turn: 1,
+            tool: "shop.get_order_status".into(),
+            arguments: serde_json::Map::new(),
+        },
+        Event::Outcome {
+            ticket: "T-0004".into(),
+            turn: 1,
+            tool: "shop.get_order_status".into(),
+            outcome: support_desk::record::Outcome::Result,
+            text: r#"{"order_id": "O-2318", "status": "delivered", "parcel": {"tracking_number": "KP842713906"}}"#.into(),
+            truncated: false,
+        },
+    ] {
+        happen(&mut app, &record, event);
+    }
+    typed(&mut app, "jjj");
+    crate::ui_desk::answer_asks(&mut app, &record);
+    typed(&mut app, ":macro d");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        app.command_line.as_ref().map(|l| l.text.as_str()),
+        Some("macro damaged-parcel ")
+    );
+    assert_eq!(
+        enter(&mut app),
+        Some(Command::Each(vec![
+            tag("T-0004", "damaged"),
+            Command::Assign {
+                ticket: "T-0004".into(),
+                to: Some("me".into()),
+            },
+            Command::AddNote {
+                ticket: "T-0004".into(),
+                text: "carrier asked about the damage".into(),
+            },
+        ]))
+    );
+    let shown = screen(&app, 120, 36);
+    assert!(
+        shown.contains("Hello C-0173, we are sorry that parcel KP842713906 of order O-2318"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("desk_macro_120x36", shown);
+    insta::assert_snapshot!("desk_macro_80x24", screen(&app, 80, 24));
+}

@@ -242,9 +242,14 @@ fn placeholder(text: &str) -> Option<String> {
             let Some(len) = after.find(close) else { break };
             let inner = &after[..len];
             let followed_by_link = after[len + 1..].starts_with('(');
-            let words_only = inner
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == ' ' || c == '_' || c == '\'');
+            // `{result.order_id}`: a saved reply's variable the ticket had no value for.
+            let words_only = inner.chars().all(|c| {
+                c.is_alphanumeric()
+                    || c == ' '
+                    || c == '_'
+                    || c == '\''
+                    || (open == '{' && c == '.')
+            });
             let blank = !inner.trim().is_empty()
                 && inner.len() <= 40
                 && inner.chars().any(char::is_alphabetic)

@@ -4,8 +4,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Filter, Status};
-use crate::host::api::Command;
+use super::{App, Filter, Modal, Status};
+use crate::host::api::{Command, EntryKind, Outcome, ReplyValues, fill_reply};
 use crate::ui::command_line::{self, CommandLine, Known, Parsed, Verb};
 
 impl App {
@@ -91,6 +91,7 @@ impl App {
                 self.marked.extend(shown);
                 return None;
             }
+            "reply" | "macro" => return self.apply_reply(arg, verb.name == "macro"),
             "unmark" => {
                 self.marked.clear();
                 self.message = Some("no ticket is marked".to_owned());
@@ -145,6 +146,86 @@ impl App {
         ));
         self.marked.clear();
         Some(one_or_each(commands))
+    }
+
+    /// A saved reply into the selected ticket's editor, its variables filled from the ticket
+    /// and its results; as a macro, its tags, assignee and note too, one command each.
+    fn apply_reply(&mut self, name: &str, with_actions: bool) -> Option<Command> {
+        let Some(reply) = self.replies.iter().find(|r| r.name == name).cloned() else {
+            self.message = Some(format!(
+                "there is no saved reply {name:?}; :reply and Tab lists them"
+            ));
+            return None;
+        };
+        if !self.marked.is_empty() {
+            self.message = Some(
+                "a saved reply goes into one ticket's editor: unmark the tickets (:unmark) and pick one"
+                    .to_owned(),
+            );
+            return None;
+        }
+        let item = self.current()?;
+        let ticket = item.ticket.clone();
+        let results: Vec<String> = self
+            .transcripts
+            .entries(&ticket.ticket_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| match &entry.kind {
+                EntryKind::Outcome {
+                    outcome: Outcome::Result,
+                    text,
+                    ..
+                } => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        let results: Vec<&str> = results.iter().map(String::as_str).collect();
+        let filled = fill_reply(
+            &reply.text,
+            &ReplyValues {
+                ticket: &ticket,
+                me: &self.staff,
+                results: &results,
+            },
+        );
+        self.edit_selected();
+        let Some(Modal::Draft(editor, _)) = &mut self.modal else {
+            // Sent already: the editor said why it did not open.
+            return None;
+        };
+        editor.paste(&filled);
+        if !with_actions || !reply.is_macro() {
+            return None;
+        }
+        let id = ticket.ticket_id;
+        let mut commands: Vec<Command> = reply
+            .tags
+            .iter()
+            .filter(|tag| !self.current().is_some_and(|i| i.state.tags.contains(tag)))
+            .map(|tag| Command::Tag {
+                ticket: id.clone(),
+                tag: tag.clone(),
+                removed: false,
+            })
+            .collect();
+        let me = self.staff.as_str();
+        let assignee = self.current().and_then(|i| i.state.assignee.clone());
+        if let Some(to) = &reply.assign
+            && assignee.as_deref() != Some(if to == crate::host::api::ME { me } else { to })
+        {
+            commands.push(Command::Assign {
+                ticket: id.clone(),
+                to: Some(to.clone()),
+            });
+        }
+        if let Some(note) = &reply.note {
+            commands.push(Command::AddNote {
+                ticket: id,
+                text: note.clone(),
+            });
+        }
+        (!commands.is_empty()).then(|| one_or_each(commands))
     }
 
     /// The model works the targets: one ticket as `w` would, several as a queue run.
@@ -243,10 +324,24 @@ impl App {
             .map(|f| f.name().to_owned())
             .chain(self.views.iter().map(|v| v.name.clone()))
             .collect();
+        let replies = self
+            .replies
+            .iter()
+            .map(|r| {
+                let first: String = r
+                    .text
+                    .split_whitespace()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (r.name.clone(), first)
+            })
+            .collect();
         Known {
             people,
             tags,
             views,
+            replies,
         }
     }
 }

@@ -1,0 +1,386 @@
+//! Saved replies and macros: a text with variables the desk fills from the ticket
+//! (`{customer.name}`, `{ticket.id}`, `{me}`, and `{result.NAME}`, a value by name from the
+//! ticket's tool results), and for a macro the actions that go with it (tags, an assignee, a
+//! note), one event each. The text goes into the reply's editor, where the draft check reads it like
+//! any text: a saved reply cannot promise what no tool did. A variable the ticket has no value
+//! for stays as written, and the check flags it as a placeholder.
+//!
+//! They come from the config (`[replies.NAME]`) and from `replies.toml` in the data
+//! directory (the same shape; it wins on a name both have), checked when loaded.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::record::tag_name;
+use crate::tickets::Ticket;
+
+/// The file in the data directory that holds the desk's own saved replies.
+pub const REPLIES_FILE: &str = "replies.toml";
+
+/// `[replies.NAME]` as written.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplyConfig {
+    /// The reply, with `{variables}`.
+    pub text: String,
+    /// Tags the macro puts on the ticket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Who the macro gives the ticket to: a name, `me` or `nobody`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assign: Option<String>,
+    /// An internal note the macro adds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A saved reply, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedReply {
+    pub name: String,
+    pub text: String,
+    pub tags: Vec<String>,
+    pub assign: Option<String>,
+    pub note: Option<String>,
+}
+
+impl SavedReply {
+    /// Whether it does more than insert its text.
+    pub fn is_macro(&self) -> bool {
+        !self.tags.is_empty() || self.assign.is_some() || self.note.is_some()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RepliesError {
+    #[error("[replies.{name}]: {problem} (README, 'Saved replies and macros')")]
+    Bad { name: String, problem: String },
+    #[error("cannot read {path}: {source}; fix or remove it")]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a replies file ({source}); each reply is a [replies.NAME] table")]
+    Parse {
+        path: std::path::PathBuf,
+        source: Box<toml::de::Error>,
+    },
+}
+
+/// The variables a reply may name besides `result.NAME`.
+pub const VARIABLES: [&str; 5] = [
+    "customer.name",
+    "customer.id",
+    "ticket.id",
+    "ticket.subject",
+    "me",
+];
+
+/// The replies of the config and of `data_dir`'s file, checked, in name order.
+pub fn load(
+    config: &BTreeMap<String, ReplyConfig>,
+    data_dir: Option<&Path>,
+) -> Result<Vec<SavedReply>, RepliesError> {
+    let mut all = config.clone();
+    if let Some(path) = data_dir.map(|dir| dir.join(REPLIES_FILE))
+        && path.exists()
+    {
+        let text = std::fs::read_to_string(&path).map_err(|source| RepliesError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            #[serde(default)]
+            replies: BTreeMap<String, ReplyConfig>,
+        }
+        let file: File = toml::from_str(&text).map_err(|source| RepliesError::Parse {
+            path,
+            source: Box::new(source),
+        })?;
+        all.extend(file.replies);
+    }
+    all.iter().map(|(name, c)| checked(name, c)).collect()
+}
+
+fn checked(name: &str, config: &ReplyConfig) -> Result<SavedReply, RepliesError> {
+    let bad = |problem: String| RepliesError::Bad {
+        name: name.to_owned(),
+        problem,
+    };
+    if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad(
+            "a reply's name is one word, so that :reply NAME finds it".into(),
+        ));
+    }
+    if config.text.trim().is_empty() {
+        return Err(bad("text is empty; write the reply".into()));
+    }
+    for variable in variables(&config.text) {
+        let known = VARIABLES.contains(&variable)
+            || variable
+                .strip_prefix("result.")
+                .is_some_and(|field| !field.is_empty());
+        if !known {
+            return Err(bad(format!(
+                "{{{variable}}} is no variable the desk fills; use {}, or result.NAME for a value from the ticket's tool results",
+                VARIABLES.map(|v| format!("{{{v}}}")).join(", ")
+            )));
+        }
+    }
+    let tags = config
+        .tags
+        .iter()
+        .map(|t| tag_name(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    Ok(SavedReply {
+        name: name.to_owned(),
+        text: config.text.clone(),
+        tags,
+        assign: config.assign.clone(),
+        note: config.note.clone(),
+    })
+}
+
+/// The `{names}` a text uses, in order.
+fn variables(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            break;
+        };
+        let name = &after[..close];
+        if !name.is_empty() && !name.contains(char::is_whitespace) && !name.contains('{') {
+            found.push(name);
+        }
+        rest = &after[close + 1..];
+    }
+    found
+}
+
+/// What the desk knows of a ticket for a reply's variables.
+#[derive(Debug, Clone, Copy)]
+pub struct Values<'a> {
+    pub ticket: &'a Ticket,
+    /// The person at the desk.
+    pub me: &'a str,
+    /// The ticket's tool results, oldest first (JSON text, as the tools answered).
+    pub results: &'a [&'a str],
+}
+
+/// The text with each variable the ticket has a value for filled in; the others stay.
+pub fn fill(text: &str, values: &Values<'_>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after
+            .find('}')
+            .and_then(|close| value_of(&after[..close], values).map(|v| (close, v)));
+        match value {
+            Some((close, value)) => {
+                out.push_str(&value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn value_of(name: &str, values: &Values<'_>) -> Option<String> {
+    let ticket = values.ticket;
+    match name {
+        "customer.name" => ticket
+            .customer_name
+            .clone()
+            .or_else(|| ticket.from.as_ref().and_then(|f| f.name.clone())),
+        "customer.id" => Some(ticket.customer_id.clone()).filter(|id| !id.is_empty()),
+        "ticket.id" => Some(ticket.ticket_id.clone()),
+        "ticket.subject" => Some(ticket.subject.clone()),
+        "me" => Some(values.me.to_owned()),
+        _ => {
+            let field = name.strip_prefix("result.")?;
+            // The newest result that names the field wins.
+            values
+                .results
+                .iter()
+                .rev()
+                .filter_map(|text| serde_json::from_str::<Value>(text).ok())
+                .find_map(|json| find(&json, field))
+        }
+    }
+}
+
+/// The first value named `field` in `json`, breadth first, as plain text (a string without
+/// quotes, a number or a flag as written); objects and lists are not values.
+fn find(json: &Value, field: &str) -> Option<String> {
+    let mut level = vec![json];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for value in level {
+            match value {
+                Value::Object(map) => {
+                    if let Some(found) = map.get(field).and_then(plain) {
+                        return Some(found);
+                    }
+                    next.extend(map.values());
+                }
+                Value::Array(items) => next.extend(items),
+                _ => {}
+            }
+        }
+        level = next;
+    }
+    None
+}
+
+fn plain(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ticket() -> Ticket {
+        Ticket {
+            ticket_id: "T-0004".into(),
+            customer_id: "C-0173".into(),
+            customer_name: Some("Mira Okafor".into()),
+            subject: "parcel not come".into(),
+            ..Ticket::default()
+        }
+    }
+
+    #[test]
+    fn variables_are_filled_from_the_ticket_and_its_newest_results() {
+        let old = r#"{"order": {"order_id": "O-1000", "status": "processing"}}"#;
+        let new = r#"{"orders": [{"order_id": "O-2318", "status": "shipped", "tracking_number": "KP842713906"}]}"#;
+        let ticket = ticket();
+        let values = Values {
+            ticket: &ticket,
+            me: "dana",
+            results: &[old, "not json", new],
+        };
+        assert_eq!(
+            fill(
+                "Dear {customer.name}, about {ticket.id} ({customer.id}): order {result.order_id} is {result.status}, parcel {result.tracking_number}. {result.refund_id} — {me}",
+                &values
+            ),
+            "Dear Mira Okafor, about T-0004 (C-0173): order O-2318 is shipped, parcel KP842713906. {result.refund_id} — dana"
+        );
+        assert_eq!(fill("{ {x} {", &values), "{ {x} {");
+    }
+
+    #[test]
+    fn a_reply_that_names_an_unknown_variable_or_tag_is_refused_on_loading() {
+        let reply = |text: &str, tags: &[&str]| {
+            let mut config = BTreeMap::new();
+            config.insert(
+                "parcel".to_owned(),
+                ReplyConfig {
+                    text: text.into(),
+                    tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+                    ..ReplyConfig::default()
+                },
+            );
+            load(&config, None)
+        };
+        let refused = reply("Hello {customer.nmae}", &[]).expect_err("refused");
+        assert!(refused.to_string().contains("{customer.nmae}"), "{refused}");
+        assert!(reply("Hi", &["two words"]).is_err());
+        assert!(reply("  ", &[]).is_err());
+        let ok = reply("Hi {result.status}", &["Late-Parcel"]).expect("loaded");
+        assert_eq!(ok[0].tags, ["late-parcel"]);
+        assert!(ok[0].is_macro());
+    }
+
+    /// The fixed text of a saved reply is checked like any reply: promising a refund on a
+    /// ticket where none ran is a finding.
+    #[test]
+    fn a_saved_reply_that_promises_a_refund_no_tool_made_is_flagged() {
+        let ticket = ticket();
+        let filled = fill(
+            "Dear {customer.name}, your refund has been issued and will reach your card in 3 days.",
+            &Values {
+                ticket: &ticket,
+                me: "dana",
+                results: &[],
+            },
+        );
+        let checked = crate::host::checks::check_reply(
+            &filled,
+            &[],
+            &format!("{} {}", ticket.subject, ticket.body),
+            &[],
+            "The support team",
+        );
+        assert!(
+            checked.findings.iter().any(|f| matches!(
+                f,
+                crate::record::Finding::RefundPromisedWithoutRefund { .. }
+            )),
+            "{:?}",
+            checked.findings
+        );
+        let left = fill(
+            "Your order {result.order_id} is on its way.",
+            &Values {
+                ticket: &ticket,
+                me: "dana",
+                results: &[],
+            },
+        );
+        let checked = crate::host::checks::check_reply(&left, &[], "", &[], "The support team");
+        assert!(
+            checked
+                .findings
+                .iter()
+                .any(|f| matches!(f, crate::record::Finding::NotForCustomer { .. })),
+            "a variable with no value is a placeholder the check flags: {:?}",
+            checked.findings
+        );
+    }
+
+    #[test]
+    fn the_data_dirs_file_adds_replies_and_wins_on_a_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join(REPLIES_FILE),
+            "[replies.thanks]\ntext = \"Thanks, {customer.name}!\"\n[replies.late]\ntext = \"Sorry\"\nnote = \"said sorry\"\n",
+        )
+        .expect("written");
+        let mut config = BTreeMap::new();
+        config.insert(
+            "thanks".to_owned(),
+            ReplyConfig {
+                text: "Thank you.".into(),
+                ..ReplyConfig::default()
+            },
+        );
+        let replies = load(&config, Some(dir.path())).expect("loaded");
+        let names: Vec<&str> = replies.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["late", "thanks"]);
+        assert_eq!(replies[1].text, "Thanks, {customer.name}!");
+        std::fs::write(dir.path().join(REPLIES_FILE), "[replies.x]\ntxt = 1\n").expect("written");
+        assert!(load(&config, Some(dir.path())).is_err());
+    }
+}
