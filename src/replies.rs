@@ -313,53 +313,6 @@ mod tests {
         assert!(ok[0].is_macro());
     }
 
-    /// The fixed text of a saved reply is checked like any reply: promising a refund on a
-    /// ticket where none ran is a finding.
-    #[test]
-    fn a_saved_reply_that_promises_a_refund_no_tool_made_is_flagged() {
-        let ticket = ticket();
-        let filled = fill(
-            "Dear {customer.name}, your refund has been issued and will reach your card in 3 days.",
-            &Values {
-                ticket: &ticket,
-                me: "dana",
-                results: &[],
-            },
-        );
-        let checked = crate::host::checks::check_reply(
-            &filled,
-            &[],
-            &format!("{} {}", ticket.subject, ticket.body),
-            &[],
-            "The support team",
-        );
-        assert!(
-            checked.findings.iter().any(|f| matches!(
-                f,
-                crate::record::Finding::RefundPromisedWithoutRefund { .. }
-            )),
-            "{:?}",
-            checked.findings
-        );
-        let left = fill(
-            "Your order {result.order_id} is on its way.",
-            &Values {
-                ticket: &ticket,
-                me: "dana",
-                results: &[],
-            },
-        );
-        let checked = crate::host::checks::check_reply(&left, &[], "", &[], "The support team");
-        assert!(
-            checked
-                .findings
-                .iter()
-                .any(|f| matches!(f, crate::record::Finding::NotForCustomer { .. })),
-            "a variable with no value is a placeholder the check flags: {:?}",
-            checked.findings
-        );
-    }
-
     #[test]
     fn the_data_dirs_file_adds_replies_and_wins_on_a_name() {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -5,6 +5,7 @@ use serde_json::json;
 use super::*;
 
 mod honest;
+mod saved_replies;
 
 fn call(tool: &str, outcome: Outcome, result: &str) -> CallFact {
     let (tool, result) = (tool.to_owned(), result.to_owned());
