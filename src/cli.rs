@@ -66,6 +66,9 @@ pub enum Command {
     Call(commands::call::CallArgs),
     /// Line up two recordings ticket by ticket: their figures, and what each run did differently.
     Compare(commands::compare::CompareArgs),
+    /// The lead's report from the desk's record: response and resolution times, the backlog,
+    /// what is late, how replies were written, approvals and each day's volume.
+    Report(commands::report::ReportArgs),
     /// Print the summary of a recorded run, computed from the recording alone.
     Summary(commands::summary::SummaryArgs),
     /// Read the support mailbox into the record: once (`pull`), or as mail arrives (`serve`).
@@ -182,6 +185,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Call(args) => commands::call::execute(args).await,
         Command::Compare(args) => commands::compare::execute(args).await,
         Command::Summary(args) => commands::summary::execute(args).await,
+        Command::Report(args) => commands::report::execute(args).await,
         Command::Mail { command } => commands::mail::execute(command).await,
         Command::Send(args) => commands::send::execute(args).await,
         Command::Solve(args) => commands::solve::execute(args).await,

@@ -21,6 +21,7 @@ pub mod partner;
 pub mod record;
 pub mod recording;
 pub mod replies;
+pub mod report;
 pub mod serve;
 pub mod shop;
 pub mod sla;
