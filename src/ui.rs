@@ -9,6 +9,7 @@ pub mod panes;
 pub mod questions;
 pub mod queue;
 pub mod render;
+pub mod report;
 pub mod review;
 pub mod sanitize;
 pub mod search;

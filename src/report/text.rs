@@ -81,7 +81,11 @@ impl Report {
                     .iter()
                     .map(|(currency, amount)| format!("{currency} {amount}"))
                     .collect();
-                let _ = write!(row, " · {} refunds released", released.count);
+                let refunds = match released.count {
+                    1 => "refund",
+                    _ => "refunds",
+                };
+                let _ = write!(row, " · {} {refunds} released", released.count);
                 if !amounts.is_empty() {
                     let _ = write!(row, ": {}", amounts.join(" + "));
                 }
