@@ -169,11 +169,23 @@ pub fn of<'a>(events: impl IntoIterator<Item = &'a Stored>, settings: &Settings<
     Report::from_tally(&tally, settings)
 }
 
-/// The report of the whole record, on either engine, read a page at a time.
+/// How many events [`read`] asks the record for at a time: more than a walk's
+/// [`Record::PAGE`], since a report reads the whole record at once and each page of a team's
+/// record is a round trip to the database (a few MiB at most in memory).
+const READ_PAGE: usize = 4096;
+
+/// The report of the whole record, on either engine, read [`READ_PAGE`] events at a time.
 pub async fn read(record: &Record, settings: &Settings<'_>) -> Result<Report, EngineError> {
     let mut tally = Tally::new(settings.allow, settings.now);
-    record.walk_after(0, |stored| tally.add(&stored)).await?;
-    Ok(Report::from_tally(&tally, settings))
+    let mut after = 0;
+    loop {
+        let page = record.events_page(after, READ_PAGE).await?;
+        let Some(last) = page.last() else {
+            return Ok(Report::from_tally(&tally, settings));
+        };
+        after = last.seq;
+        page.iter().for_each(|stored| tally.add(stored));
+    }
 }
 
 impl Report {
