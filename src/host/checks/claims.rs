@@ -3,7 +3,9 @@
 //! tool names, JSON, the host's own markup), a refusal or an empty answer, and a reply that
 //! mostly repeats the customer's message. Each finding names the words it found.
 
-use super::{CallFact, Finding, find_phrase};
+use std::collections::{HashMap, HashSet};
+
+use super::{CallFact, Finding, find_phrase, work};
 use crate::host::api::Outcome;
 
 /// Every finding of these kinds in `text` (the reply with handles stripped). `signature` is the
@@ -27,22 +29,32 @@ pub(super) fn check(
         .collect::<Vec<_>>()
         .join("\n");
     let mut found = Vec::new();
+    let mut said = HashSet::new();
     let mut unsupported = |kind: &str, words: String| {
-        let finding = Finding::Unsupported {
-            kind: kind.to_owned(),
-            words,
-        };
-        if !found.contains(&finding) {
-            found.push(finding);
+        work::step(1);
+        if said.insert((kind.to_owned(), words.clone())) {
+            found.push(Finding::Unsupported {
+                kind: kind.to_owned(),
+                words,
+            });
         }
     };
+    // Each distinct number or date is looked for in the results once, however often it
+    // is written.
+    let mut supported: HashMap<String, bool> = HashMap::new();
+    let mut in_results = |needle: String| {
+        work::step(1);
+        *supported
+            .entry(needle)
+            .or_insert_with_key(|needle| results.contains(needle.as_str()))
+    };
     for number in tracking_numbers(text) {
-        if !results.contains(&number.to_lowercase()) {
+        if !in_results(number.to_lowercase()) {
             unsupported("tracking number", number);
         }
     }
     for (words, iso) in dates(text) {
-        if !results.contains(&iso) {
+        if !in_results(iso) {
             unsupported("date", words);
         }
     }
@@ -92,6 +104,7 @@ const STATES: &[(&str, &[&str])] = &[
 fn tracking_numbers(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| {
+            work::step(1);
             let letters = w.len() - w.trim_start_matches(|c: char| c.is_ascii_uppercase()).len();
             let digits = &w[letters..];
             letters >= 2 && digits.len() >= 8 && digits.chars().all(|c| c.is_ascii_digit())
@@ -141,6 +154,7 @@ fn dates(text: &str) -> Vec<(String, String)> {
     };
     let mut found = Vec::new();
     for (i, w) in words.iter().enumerate() {
+        work::step(1);
         let c = clean(w);
         if c.len() == 10
             && c.as_bytes()[4] == b'-'
@@ -159,10 +173,13 @@ fn dates(text: &str) -> Vec<(String, String)> {
         });
         let after = words.get(i + 1).and_then(|n| day(n));
         if let Some(d) = after.or(before) {
-            let written = match after {
-                Some(_) => format!("{} {}", words[i], words[i + 1]),
-                None => format!("{} {}", words[i - 1], words[i]),
+            let from = match (after, i.checked_sub(1).and_then(|k| day(words[k]))) {
+                (Some(_), _) => i,
+                (None, Some(_)) => i - 1,
+                (None, None) => i - 2,
             };
+            let to = if after.is_some() { i + 1 } else { i };
+            let written = words[from..=to].join(" ");
             let written = written
                 .trim_end_matches([',', '.', ';', '!', '?'])
                 .to_owned();
@@ -186,6 +203,7 @@ fn not_for_customer(text: &str, tools: &[String]) -> Vec<Finding> {
     }
     let lower = text.to_lowercase();
     let named = tools.iter().find_map(|tool| {
+        work::step(lower.len());
         let (prefix, name) = tool.split_once('.')?;
         let forms = [tool.clone(), format!("{prefix}__{name}"), name.to_owned()];
         forms
@@ -208,6 +226,7 @@ fn not_for_customer(text: &str, tools: &[String]) -> Vec<Finding> {
         "<|",
         "<document",
     ];
+    work::step(lower.len() * markup.len());
     if let Some(tag) = markup.iter().find(|m| lower.contains(*m)) {
         push("the host's markup", (*tag).to_owned());
     }
@@ -220,26 +239,53 @@ fn not_for_customer(text: &str, tools: &[String]) -> Vec<Finding> {
     found
 }
 
+/// Words after "the customer" or "the user" that make it the name of a team, a service or a
+/// thing: "the customer service team", "the user guide" speak to the customer as well.
+const NAMED_AFTER: &str = "service services support care team desk experience relations success \
+    portal account guide manual";
+
 /// "The customer is asking…": a reply that speaks of the customer, not to them.
 fn third_person(lower: &str) -> Option<String> {
     ["the customer", "the user"].into_iter().find_map(|words| {
         lower.match_indices(words).find_map(|(at, _)| {
+            work::step(1);
             let before = lower[..at].chars().next_back();
-            let after = lower[at + words.len()..].chars().next();
+            let rest = &lower[at + words.len()..];
+            let after = rest.chars().next();
             let whole = !before.is_some_and(char::is_alphanumeric)
                 && !after.is_some_and(|c| c.is_alphanumeric() && c != 's');
-            whole.then(|| words.to_owned())
+            let next = rest
+                .split_whitespace()
+                .next()
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()));
+            let a_name = after.is_some_and(char::is_whitespace)
+                && next.is_some_and(|w| super::listed(NAMED_AFTER, w));
+            (whole && !a_name).then(|| words.to_owned())
         })
     })
 }
+
+/// The longest blank, in bytes: `[Name of the product you ordered]` is one.
+const PLACEHOLDER_LEN: usize = 40;
 
 /// `[Your Name]`, `[insert date]`, `{name}`, `<Customer Name>`: a blank meant to be filled in.
 fn placeholder(text: &str) -> Option<String> {
     for (open, close) in [('[', ']'), ('{', '}'), ('<', '>')] {
         let mut rest = text;
         while let Some(start) = rest.find(open) {
+            work::step(start + 1);
             let after = &rest[start + 1..];
-            let Some(len) = after.find(close) else { break };
+            // A blank is at most `PLACEHOLDER_LEN` bytes: its close is looked for that far
+            // and no further, so many opens and one far close are not a scan each.
+            let window = after
+                .char_indices()
+                .take_while(|(at, _)| *at <= PLACEHOLDER_LEN)
+                .inspect(|_| work::step(1))
+                .find(|(_, c)| *c == close);
+            let Some((len, _)) = window else {
+                rest = after;
+                continue;
+            };
             let inner = &after[..len];
             let followed_by_link = after[len + 1..].starts_with('(');
             // `{result.order_id}`: a saved reply's variable the ticket had no value for.
@@ -251,7 +297,7 @@ fn placeholder(text: &str) -> Option<String> {
                     || (open == '{' && c == '.')
             });
             let blank = !inner.trim().is_empty()
-                && inner.len() <= 40
+                && inner.len() <= PLACEHOLDER_LEN
                 && inner.chars().any(char::is_alphabetic)
                 && words_only
                 && (open != '<' || inner.chars().next().is_some_and(char::is_uppercase));
@@ -268,10 +314,12 @@ fn placeholder(text: &str) -> Option<String> {
 fn json_start(text: &str) -> Option<usize> {
     text.match_indices('{').map(|(at, _)| at).find(|&at| {
         let rest = text[at + 1..].trim_start();
+        work::step(1 + text.len() - at - rest.len());
         rest.starts_with('"')
-            && rest[1..]
-                .find('"')
-                .is_some_and(|end| rest[1 + end + 1..].trim_start().starts_with(':'))
+            && rest[1..].find('"').is_some_and(|end| {
+                work::step(end);
+                rest[1 + end + 1..].trim_start().starts_with(':')
+            })
     })
 }
 
@@ -294,17 +342,17 @@ const REFUSALS: &[&str] = &[
     "as an ai",
 ];
 
-/// The sentence that refuses the customer, if the reply does.
+/// The sentence that refuses the customer, if the reply does. Each sentence is lowered on
+/// its own: lowering can change a text's length in bytes ("İ"), so places found in the
+/// lowered whole would not be places in the text.
 fn refusal(text: &str) -> Option<String> {
-    let lower = text.to_lowercase().replace('’', "'");
-    let at = REFUSALS.iter().find_map(|r| lower.find(r))?;
-    let start = lower[..at]
-        .rfind(['.', '!', '?', '\n'])
-        .map_or(0, |p| p + 1);
-    let end = lower[at..]
-        .find(['.', '!', '?', '\n'])
-        .map_or(lower.len(), |p| at + p + 1);
-    text.get(start..end).map(|s| s.trim().to_owned())
+    text.split_inclusive(['.', '!', '?', '\n'])
+        .find(|sentence| {
+            work::step(sentence.len() * REFUSALS.len());
+            let lower = sentence.to_lowercase().replace('’', "'");
+            REFUSALS.iter().any(|r| lower.contains(r))
+        })
+        .map(|sentence| sentence.trim().to_owned())
 }
 
 /// A reply of a few words ("Thanks!", a greeting and the desk's signature) answers nothing.
@@ -339,6 +387,8 @@ fn echo_percent(text: &str, ticket_text: &str) -> Option<u32> {
     if reply_runs.len() < 6 {
         return None;
     }
+    work::step(reply_runs.len() + ticket_runs.len());
+    let ticket_runs: HashSet<&String> = ticket_runs.iter().collect();
     let repeated = reply_runs
         .iter()
         .filter(|r| ticket_runs.contains(r))

@@ -74,14 +74,14 @@ fn latest_status<'a>(calls: &'a [CallFact], tool: &str) -> Option<(&'a CallFact,
 /// The first phrase of `patterns` the reply states as its own (not in a question, a
 /// quotation, a supposition or the customer's words retold), negations included as written.
 fn stated(text: &str, patterns: &[&str]) -> Option<String> {
-    first_match(text, patterns, |sentence, _, _| !supposed(sentence))
+    first_match(text, patterns, supposed, |_, supposed, _, _| !supposed)
 }
 
 fn supposed(sentence: &Sentence) -> bool {
-    sentence
-        .words
-        .iter()
-        .any(|w| super::listed(NOT_STATED, &w.norm))
+    sentence.words.iter().any(|w| {
+        super::work::step(1);
+        super::listed(NOT_STATED, &w.norm)
+    })
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //! The scanning is plain word matching tuned to miss rather than to cry wolf: a sentence that
 //! is conditional, negative, a question or a quotation is never read as a promise.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use crate::money::Cents;
@@ -35,6 +37,7 @@ pub struct Checked {
 
 mod claims;
 mod contradictions;
+mod work;
 
 /// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body;
 /// `tools` the ticket's tools as `prefix.tool`; `signature` the desk's sign-off. Each kind of
@@ -79,7 +82,7 @@ pub fn check_reply(
         let tool = tried.map_or(claim.tool, |c| c.tool.as_str()).to_owned();
         findings.push(Finding::PromiseOfFailedCall { tool, phrase });
     }
-    let known = known_amounts(calls);
+    let known: HashSet<Cents> = known_amounts(calls).into_iter().collect();
     for amount in amounts_in_reply(&text)
         .into_iter()
         .filter(|a| !known.contains(a))
@@ -202,26 +205,35 @@ struct Sentence {
 
 /// The earliest (then longest) match of any pattern in a sentence that asserts it.
 fn find_phrase(text: &str, patterns: &[&str]) -> Option<String> {
-    first_match(text, patterns, |sentence, start, end| {
-        let words = &sentence.words;
-        let last = &words[end - 1].norm;
-        let next = words.get(end).map(|w| w.norm.as_str());
-        let not_a_refund =
-            last.starts_with("refund") && next.is_some_and(|n| listed(NOT_A_REFUND, n));
-        !not_a_refund && !hedged(words, start, end)
-    })
+    first_match(
+        text,
+        patterns,
+        |sentence| Hedges::of(&sentence.words),
+        |sentence, hedges, start, end| {
+            let words = &sentence.words;
+            let last = &words[end - 1].norm;
+            let next = words.get(end).map(|w| w.norm.as_str());
+            let not_a_refund =
+                last.starts_with("refund") && next.is_some_and(|n| listed(NOT_A_REFUND, n));
+            !not_a_refund && !hedges.hedge(start, end)
+        },
+    )
 }
 
 /// The first phrase of `patterns` in a sentence of `text` that is not a question, with no
-/// quoted word in it, that `stands` accepts (given the sentence and the phrase's word range).
-fn first_match(
+/// quoted word in it, that `stands` accepts (given the sentence, what `read` made of the
+/// sentence, and the phrase's word range). `read` runs at most once a sentence, so that
+/// whatever it scans is scanned once, however many phrases the sentence holds.
+fn first_match<S>(
     text: &str,
     patterns: &[&str],
-    stands: impl Fn(&Sentence, usize, usize) -> bool,
+    read: impl Fn(&Sentence) -> S,
+    stands: impl Fn(&Sentence, &S, usize, usize) -> bool,
 ) -> Option<String> {
     let steps: Vec<Vec<&str>> = patterns.iter().map(|p| p.split(' ').collect()).collect();
     for sentence in sentences(text).iter().filter(|s| !s.question) {
         let words = &sentence.words;
+        let mut read_once = None;
         for start in 0..words.len() {
             let Some(end) = steps
                 .iter()
@@ -230,11 +242,15 @@ fn first_match(
             else {
                 continue;
             };
-            if end > start
-                && !words[start..end].iter().any(|w| w.quoted)
-                && stands(sentence, start, end)
-            {
-                return Some(text[words[start].start..words[end - 1].end].to_owned());
+            if end <= start || words[start..end].iter().any(|w| w.quoted) {
+                continue;
+            }
+            let read = read_once.get_or_insert_with(|| read(sentence));
+            if stands(sentence, read, start, end) {
+                // Word offsets are where `sentences` found them in `text`: char boundaries.
+                return text
+                    .get(words[start].start..words[end - 1].end)
+                    .map(str::to_owned);
             }
         }
     }
@@ -255,6 +271,7 @@ fn match_steps(words: &[Word], at: usize, steps: &[&str]) -> Option<usize> {
             .find_map(|skip| match_steps(words, at + skip, rest));
     }
     let word = words.get(at)?.norm.as_str();
+    work::step(1);
     let fits = match *step {
         "#amt" => {
             word.starts_with(SIGNS)
@@ -271,23 +288,72 @@ fn match_steps(words: &[Word], at: usize, steps: &[&str]) -> Option<usize> {
     }
 }
 
-fn hedged(words: &[Word], start: usize, end: usize) -> bool {
+/// What in one sentence keeps a phrase from being a claim, read once for the sentence: a
+/// word that makes all of it conditional, and where its negations stand.
+struct Hedges {
+    conditional: bool,
+    /// `negations_before[k]`: how many negations stand among the sentence's first `k` words.
+    negations_before: Vec<usize>,
+}
+
+/// What one word does to the sentence it stands in.
+enum Hedge {
+    None,
+    /// The whole sentence is conditional or pending.
+    Whole,
+    /// A negation, which undoes a phrase it stands in or a few words before.
+    Negation,
+}
+
+impl Hedges {
+    fn of(words: &[Word]) -> Self {
+        let mut conditional = false;
+        let mut negations_before = Vec::with_capacity(words.len() + 1);
+        negations_before.push(0);
+        for k in 0..words.len() {
+            work::step(1);
+            let negation = match hedge_at(words, k) {
+                Hedge::None => false,
+                Hedge::Whole => {
+                    conditional = true;
+                    false
+                }
+                Hedge::Negation => true,
+            };
+            negations_before.push(negations_before[k] + usize::from(negation));
+        }
+        Self {
+            conditional,
+            negations_before,
+        }
+    }
+
+    /// Is the phrase of words `start..end` hedged: the sentence conditional, or a negation
+    /// inside the phrase or up to [`NEGATION_REACH`] words before it?
+    fn hedge(&self, start: usize, end: usize) -> bool {
+        let count = |k: usize| self.negations_before[k.min(self.negations_before.len() - 1)];
+        self.conditional || count(end) > count(start.saturating_sub(NEGATION_REACH))
+    }
+}
+
+fn hedge_at(words: &[Word], k: usize) -> Hedge {
     let norm = |k: usize| words.get(k).map_or("", |w| w.norm.as_str());
-    (0..words.len()).any(|k| match norm(k) {
+    let whole = |yes: bool| if yes { Hedge::Whole } else { Hedge::None };
+    match norm(k) {
         // Courtesy, not a condition: "if you have any questions", "if there is anything".
-        "if" => {
+        "if" => whole(
             !(norm(k + 1) == "there"
                 || norm(k + 1).starts_with("any")
-                || (norm(k + 1) == "you" && (norm(k + 2) == "need" || norm(k + 3) == "any")))
-        }
-        "subject" => norm(k + 1) == "to",
-        "no" if norm(k + 1) == "later" => false,
+                || (norm(k + 1) == "you" && (norm(k + 2) == "need" || norm(k + 3) == "any"))),
+        ),
+        "subject" => whole(norm(k + 1) == "to"),
+        "no" if norm(k + 1) == "later" => Hedge::None,
         // "the held refund is released" claims the release; "held" describes the refund.
-        "held" if norm(k + 1).starts_with("refund") => false,
-        "not" if matches!(norm(k + 1), "worry" | "hesitate") => false,
-        w if listed(NEGATIONS, w) => k < end && k + NEGATION_REACH >= start,
-        w => listed(CONDITIONAL, w),
-    })
+        "held" if norm(k + 1).starts_with("refund") => Hedge::None,
+        "not" if matches!(norm(k + 1), "worry" | "hesitate") => Hedge::None,
+        w if listed(NEGATIONS, w) => Hedge::Negation,
+        w => whole(listed(CONDITIONAL, w)),
+    }
 }
 
 /// Lines and sentences of the text as normalised words that remember where they stood.
@@ -299,6 +365,7 @@ fn sentences(text: &str) -> Vec<Sentence> {
         let quoted_line = line.trim_start().starts_with('>');
         let mut in_quotes = false;
         for raw in line.split_whitespace() {
+            work::step(1);
             let offset = raw.as_ptr() as usize - text.as_ptr() as usize;
             let core_from = raw.len()
                 - raw
@@ -361,7 +428,9 @@ fn spelled_out(core: &str) -> Vec<String> {
 /// Amounts the reply states: with a currency sign or word, or plain `d.dd` next to refund words.
 fn amounts_in_reply(text: &str) -> Vec<Cents> {
     let mut found = vec![];
+    let mut seen = HashSet::new();
     for number in numbers(text) {
+        work::step(1);
         let Some((cents, with_cents)) = parse_amount(number.run) else {
             continue;
         };
@@ -376,7 +445,7 @@ fn amounts_in_reply(text: &str) -> Vec<Cents> {
         let date = before.first().is_some_and(|w| listed(DATE_WORDS, w));
         let percent = after.first().is_some_and(|w| w == "percent");
         let plain = with_cents && !date && !percent && before.iter().chain(&after).any(refund_word);
-        if (number.currency || plain) && !found.contains(&cents) {
+        if (number.currency || plain) && seen.insert(cents) {
             found.push(cents);
         }
     }
@@ -446,6 +515,7 @@ fn numbers(text: &str) -> Vec<Number<'_>> {
     let mut found = vec![];
     let mut i = 0;
     while i < bytes.len() {
+        work::step(1);
         if !bytes[i].is_ascii_digit() {
             i += 1;
             continue;
@@ -490,13 +560,17 @@ fn numbers(text: &str) -> Vec<Number<'_>> {
 
 /// Reads `24.90`, `24,90`, `1,234.56`, `1.234,56` or `150`; says whether cents were written.
 fn parse_amount(run: &str) -> Option<(Cents, bool)> {
+    // `numbers` hands over ASCII runs; anything else is not an amount, and is never sliced.
+    if !run.is_ascii() {
+        return None;
+    }
     let (whole, cents) = match run.rfind(['.', ',']) {
         Some(p) if run.len() - p == 3 => (&run[..p], Some(&run[p + 1..])),
         _ => (run, None),
     };
     let groups: Vec<&str> = whole.split(['.', ',']).collect();
     if groups.len() > 1 {
-        let mark = &run[run.len() - 3..run.len() - 2];
+        let mark = run.get(run.len().saturating_sub(3)..run.len().saturating_sub(2))?;
         let mixed = whole.contains('.') && whole.contains(',');
         if mixed
             || (cents.is_some() && whole.contains(mark))
@@ -535,6 +609,7 @@ fn find_quote_id(text: &str) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let word_byte = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
     (0..bytes.len().saturating_sub(11)).find_map(|i| {
+        work::step(1);
         let hex = bytes.get(i + 2..i + 12)?;
         let shaped = matches!(bytes[i], b'Q' | b'q')
             && bytes[i + 1] == b'-'
@@ -551,7 +626,14 @@ fn close_seam<'a>(out: &mut String, rest: &'a str) -> &'a str {
     let spaced_before = out.ends_with([' ', '\t']);
     trim_end_spaces(out);
     for label in ["quote_id:", "quote_id=", "quote_id"] {
-        if out.to_ascii_lowercase().ends_with(label) {
+        work::step(1);
+        // Only the tail is compared: lowering all of `out` at every handle grew with its square.
+        let tail = out
+            .len()
+            .checked_sub(label.len())
+            .map(|at| &out.as_bytes()[at..]);
+        if tail.is_some_and(|tail| tail.eq_ignore_ascii_case(label.as_bytes())) {
+            // ASCII bytes matched, so the cut falls on a char boundary.
             out.truncate(out.len() - label.len());
             trim_end_spaces(out);
             break;
@@ -563,15 +645,15 @@ fn close_seam<'a>(out: &mut String, rest: &'a str) -> &'a str {
         (Some('(' | '['), Some(')' | ']')) => {
             out.pop();
             trim_end_spaces(out);
-            rest = &rest[1..];
+            rest = past_first(rest);
         }
-        (Some('(' | '['), Some(',' | ';')) => rest = rest[1..].trim_start_matches(' '),
+        (Some('(' | '['), Some(',' | ';')) => rest = past_first(rest).trim_start_matches(' '),
         (Some(',' | ';'), Some(')' | ']' | '.' | '!' | '?' | ':')) => {
             out.pop();
         }
         (Some(','), Some(',')) => {
             out.pop();
-            rest = &rest[1..];
+            rest = past_first(rest);
         }
         (Some(':'), Some('.' | '\n') | None) => {
             out.pop();
@@ -589,6 +671,13 @@ fn close_seam<'a>(out: &mut String, rest: &'a str) -> &'a str {
         out.push(' ');
     }
     rest
+}
+
+/// `text` without its first character, whatever its width.
+fn past_first(text: &str) -> &str {
+    let mut chars = text.chars();
+    chars.next();
+    chars.as_str()
 }
 
 fn trim_end_spaces(out: &mut String) {

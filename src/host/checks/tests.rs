@@ -5,6 +5,7 @@ use serde_json::json;
 use super::*;
 
 mod honest;
+mod linear;
 mod saved_replies;
 
 fn call(tool: &str, outcome: Outcome, result: &str) -> CallFact {
@@ -538,5 +539,24 @@ fn a_refusal_an_empty_reply_and_an_echo_are_flagged() {
         matches!(echo.findings.as_slice(), [Finding::Echo { percent }] if *percent >= 60),
         "{:?}",
         echo.findings
+    );
+}
+
+#[test]
+fn a_refusal_after_letters_whose_lower_case_is_longer_is_still_found() {
+    let text = "İİİİ İstanbul. I'm sorry, but I can't assist with that.";
+    assert_eq!(
+        findings(text, &[]),
+        [Finding::NoAnswer {
+            words: "I'm sorry, but I can't assist with that.".into()
+        }]
+    );
+}
+
+#[test]
+fn a_date_written_with_of_is_named_as_written() {
+    assert_eq!(
+        findings("Your parcel left our warehouse on the 20th of June.", &[]),
+        [unsupported("date", "20th of June")]
     );
 }

@@ -73,3 +73,26 @@ fn honest_replies_draw_no_finding() {
     }
     assert_eq!(false_flags, [], "false flags among honest replies");
 }
+
+/// Replies that name the team or the process, not a refund or an action done.
+const TEAM_AND_PROCESS: &[&str] = &[
+    "Hello Felix, I have passed your message to the customer service team, and they will look at your order O-2318 today.",
+    "Thank you for your patience. Our support team will review your request and get back to you within two working days.",
+    "Hi Mia, the refund process starts once we receive the mug back; please send it to the address on the returns page.",
+    "Dear Thomas, the customer support team is looking into the mixer, and the returns process is explained on our website.",
+    "Hello Sara, our customer care team will check the delivery with the carrier and write to you again tomorrow.",
+    "Hi Jonas, the refund process for orders paid by card usually takes a few days after a return arrives.",
+];
+
+#[test]
+fn replies_that_name_the_team_or_the_process_draw_no_finding() {
+    let flagged: Vec<(&str, Vec<Finding>)> = TEAM_AND_PROCESS
+        .iter()
+        .map(|reply| {
+            let found = check_reply(reply, &[], "my order", &TOOLS.map(String::from), SIGNATURE);
+            (*reply, found.findings)
+        })
+        .filter(|(_, found)| !found.is_empty())
+        .collect();
+    assert_eq!(flagged, [], "false flags among replies naming the team");
+}
