@@ -4,6 +4,8 @@
 //! score runs (`summary`, `compare`, `run`'s figures) and by tests: the desk never shows or
 //! uses it, so a person and the model see each ticket as a real one would be.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 
 use crate::tickets::Ticket;
@@ -46,6 +48,37 @@ pub fn for_tickets(tickets: &[Ticket]) -> Vec<Label> {
         .collect()
 }
 
+/// The manifest note in which a run records the tickets it was scored on: their IDs, comma
+/// separated (empty when none had a label). A recording does not hold its tickets' words, so
+/// without the note `summary` could not know that a ticket under a bundled ID was another one.
+pub const SCORED_NOTE: &str = "scored_tickets";
+
+/// The note's value for a run scored with `labels`.
+pub fn scored_note(labels: &[Label]) -> String {
+    labels
+        .iter()
+        .map(|l| l.ticket_id.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The labels a recorded run was scored with, from its batches' notes: the bundled labels of
+/// the tickets each batch names. A batch without the note was recorded before runs kept it,
+/// when every recording was made on the bundled queue, and is read with all the labels.
+pub fn recorded(notes: &[&BTreeMap<String, String>]) -> Vec<Label> {
+    let mut ids: BTreeSet<&str> = BTreeSet::new();
+    for notes in notes {
+        match notes.get(SCORED_NOTE) {
+            Some(scored) => ids.extend(scored.split(',').filter(|id| !id.is_empty())),
+            None => return bundled(),
+        }
+    }
+    bundled()
+        .into_iter()
+        .filter(|label| ids.contains(label.ticket_id.as_str()))
+        .collect()
+}
+
 /// The label of ticket `id`, when the data set has one.
 pub fn find<'a>(labels: &'a [Label], id: &str) -> Option<&'a Label> {
     labels.iter().find(|l| l.ticket_id == id)
@@ -65,5 +98,15 @@ mod tests {
         assert_eq!(labels.len(), 47);
         assert!(find(&labels, "T-0003").is_none());
         assert!(for_tickets(&changed[2..3]).is_empty());
+    }
+
+    #[test]
+    fn a_recorded_run_is_scored_with_the_labels_its_note_names() {
+        let labels = for_tickets(&crate::tickets::bundled()[..3]);
+        let noted = BTreeMap::from([(SCORED_NOTE.to_owned(), scored_note(&labels))]);
+        assert_eq!(recorded(&[&noted]), labels);
+        let none = BTreeMap::from([(SCORED_NOTE.to_owned(), String::new())]);
+        assert_eq!(recorded(&[&none]), []);
+        assert_eq!(recorded(&[&none, &BTreeMap::new()]), bundled());
     }
 }

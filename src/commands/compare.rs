@@ -5,12 +5,17 @@
 //!
 //! Runs are matched by ticket and by their order within it, so a ticket worked again with a
 //! person's prompt (its own batch) meets its counterpart in the other recording.
+//!
+//! Each draft's findings are shown as recorded and as today's check finds them in the same
+//! words (`host::checks::recheck`): a check that widened since a recording was made is said
+//! so beside the run, and is not a change of the run.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::host::checks::recheck::{Rechecked, recheck};
 use crate::record::Outcome;
 use crate::record::event::Event;
 use crate::recording::reader::{ReadError, Recording};
@@ -31,8 +36,10 @@ pub struct RunFacts {
     pub draft: bool,
     /// The draft's words, when the run ended with one.
     pub draft_text: Option<String>,
-    /// The draft's findings, by check name.
+    /// The draft's findings as recorded, by check name.
     pub findings: Vec<String>,
+    /// The same draft's findings as today's check finds them, by check name.
+    pub findings_now: Vec<String>,
     pub stopped_at_turn_limit: bool,
 }
 
@@ -46,6 +53,8 @@ pub struct TicketComparison {
     pub new: Option<RunFacts>,
     /// Each difference in words; empty when the runs did the same.
     pub changes: Vec<String>,
+    /// Each side whose recorded findings today's check would not make, in words.
+    pub rechecked: Vec<String>,
 }
 
 /// The two recordings' figures and every ticket's runs.
@@ -65,17 +74,22 @@ impl Comparison {
     }
 
     pub fn of(old: &Recording, new: &Recording, tickets: &[Ticket]) -> Self {
-        let (old_runs, new_runs) = (facts_by_run(old), facts_by_run(new));
+        let (old_runs, new_runs) = (facts_by_run(old, tickets), facts_by_run(new, tickets));
         let keys: std::collections::BTreeSet<&(String, usize)> =
             old_runs.keys().chain(new_runs.keys()).collect();
         let compared = keys
             .into_iter()
             .map(|key| {
                 let (old, new) = (old_runs.get(key).cloned(), new_runs.get(key).cloned());
+                let rechecked = [("old", &old), ("new", &new)]
+                    .into_iter()
+                    .filter_map(|(side, facts)| rechecked(side, facts.as_ref()?))
+                    .collect();
                 TicketComparison {
                     ticket: key.0.clone(),
                     run: key.1,
                     changes: changes(old.as_ref(), new.as_ref()),
+                    rechecked,
                     old,
                     new,
                 }
@@ -93,7 +107,13 @@ impl Comparison {
         self.tickets.iter().filter(|t| !t.changes.is_empty())
     }
 
-    /// The figures side by side, then one line per run that changed.
+    /// The runs whose recorded findings differ from today's check of the same draft.
+    pub fn rechecked(&self) -> impl Iterator<Item = &TicketComparison> {
+        self.tickets.iter().filter(|t| !t.rechecked.is_empty())
+    }
+
+    /// The figures side by side, then one line per run that changed, then the drafts today's
+    /// check reads otherwise than the recording says.
     pub fn to_text(&self) -> String {
         let mut out = String::from("figure                                      old        new\n");
         for (name, old, new) in figures(&self.old, &self.new) {
@@ -106,19 +126,81 @@ impl Comparison {
             self.tickets.len()
         ));
         for ticket in changed {
-            let run = if ticket.run > 1 {
-                format!(" (run {})", ticket.run)
-            } else {
-                String::new()
-            };
+            let run = run_label(ticket.run);
             out.push_str(&format!(
                 "{}{run}: {}\n",
                 ticket.ticket,
                 ticket.changes.join("; ")
             ));
         }
+        let rechecked: Vec<&TicketComparison> = self.rechecked().collect();
+        if !rechecked.is_empty() {
+            out.push_str(&format!(
+                "\ndrafts today's check reads otherwise than recorded: {}\n",
+                rechecked.len()
+            ));
+            for ticket in rechecked {
+                out.push_str(&format!(
+                    "{}{}: {}\n",
+                    ticket.ticket,
+                    run_label(ticket.run),
+                    ticket.rechecked.join("; ")
+                ));
+            }
+        }
         out
     }
+}
+
+/// ` (run 2)` for a ticket's second run; nothing for its first.
+fn run_label(run: usize) -> String {
+    if run > 1 {
+        format!(" (run {run})")
+    } else {
+        String::new()
+    }
+}
+
+/// `old: recorded none, today amount_not_from_tool` when today's check differs.
+fn rechecked(side: &str, facts: &RunFacts) -> Option<String> {
+    (facts.draft && facts.findings != facts.findings_now).then(|| {
+        format!(
+            "{side}: recorded {}, today {}",
+            names(&facts.findings),
+            names(&facts.findings_now)
+        )
+    })
+}
+
+fn names(findings: &[String]) -> String {
+    if findings.is_empty() {
+        "none".to_owned()
+    } else {
+        findings.join(", ")
+    }
+}
+
+/// Each run's draft checked again by today's check, keyed as [`facts_by_run`] keys runs:
+/// against the run's own calls, `tickets`' words and the bundled desk's signature.
+pub fn rechecked_runs(
+    recording: &Recording,
+    tickets: &[Ticket],
+) -> BTreeMap<(String, usize), Rechecked> {
+    let config = crate::config::DeskConfig::bundled();
+    let signature = config.desk.signature();
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (ticket, events) in recording.runs() {
+        let run = seen.entry(ticket).or_default();
+        *run += 1;
+        let text = crate::tickets::find(tickets, ticket)
+            .map(crate::host::run::system_prompt::ticket_text)
+            .unwrap_or_default();
+        if let Some(rechecked) = recheck(&events, &text, signature) {
+            out.insert((ticket.to_owned(), *run), rechecked);
+        }
+    }
+    out
 }
 
 fn summary_of(recording: &Recording, tickets: &[Ticket]) -> Summary {
@@ -127,7 +209,13 @@ fn summary_of(recording: &Recording, tickets: &[Ticket]) -> Summary {
         .first()
         .map(|m| m.host.allow.clone())
         .unwrap_or_default();
-    let labels = crate::evaluation::for_tickets(tickets);
+    // A recording that notes its scored tickets is scored as its run was; one that does
+    // not is scored on `tickets` as they are.
+    let labels = if recording.manifests.is_empty() {
+        crate::evaluation::for_tickets(tickets)
+    } else {
+        super::summary::scored_with(recording)
+    };
     Summary::from_events(&recording.events, &labels, &allow)
 }
 
@@ -175,13 +263,19 @@ fn score(s: crate::recording::summary::Score) -> String {
 }
 
 /// Every run's facts, by ticket and the run's order within the ticket.
-fn facts_by_run(recording: &Recording) -> BTreeMap<(String, usize), RunFacts> {
+fn facts_by_run(recording: &Recording, tickets: &[Ticket]) -> BTreeMap<(String, usize), RunFacts> {
+    let mut rechecked = rechecked_runs(recording, tickets);
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut facts = BTreeMap::new();
     for (ticket, events) in recording.runs() {
         let run = seen.entry(ticket).or_default();
         *run += 1;
-        facts.insert((ticket.to_owned(), *run), RunFacts::of(&events));
+        let key = (ticket.to_owned(), *run);
+        let mut run_facts = RunFacts::of(&events);
+        if let Some(now) = rechecked.remove(&key) {
+            run_facts.findings_now = now.now.iter().map(check_name).collect();
+        }
+        facts.insert(key, run_facts);
     }
     facts
 }
@@ -198,6 +292,7 @@ impl RunFacts {
             draft: false,
             draft_text: None,
             findings: vec![],
+            findings_now: vec![],
             stopped_at_turn_limit: false,
         };
         for event in events {
@@ -295,14 +390,7 @@ fn changes(old: Option<&RunFacts>, new: Option<&RunFacts>) -> Vec<String> {
         }
     };
     differ("ended with", ending(old), ending(new));
-    let findings = |f: &RunFacts| {
-        if f.findings.is_empty() {
-            "none".to_owned()
-        } else {
-            f.findings.join(", ")
-        }
-    };
-    differ("findings", findings(old), findings(new));
+    differ("findings", names(&old.findings), names(&new.findings));
     if let (Some(a), Some(b)) = (&old.draft_text, &new.draft_text)
         && a != b
     {

@@ -157,6 +157,12 @@ pub(crate) async fn work(
     };
     // The script's decisions are the person's the run works as.
     let person = storage.person();
+    // The recording says which tickets the run is scored on, for `summary` to score the same.
+    let mut notes = options.notes;
+    notes.insert(
+        crate::evaluation::SCORED_NOTE.to_owned(),
+        crate::evaluation::scored_note(&crate::evaluation::for_tickets(&tickets)),
+    );
     let HostHandle {
         commands,
         mut events,
@@ -165,7 +171,7 @@ pub(crate) async fn work(
     } = task::spawn(HostSetup {
         parts: crate::startup::host_parts(config, model, tickets, storage, recorder),
         answerers: answerers(options.script),
-        notes: options.notes,
+        notes,
         person_prompt: prompt.clone(),
     });
     let answering = tokio::spawn(answer_by_script(questions, options.script, person));

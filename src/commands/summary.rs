@@ -1,4 +1,5 @@
-//! `support-desk summary PATH [--json]`: a recorded run's figures, from the recording alone.
+//! `support-desk summary PATH [--json]`: a recorded run's figures, from the recording alone,
+//! scored with the labels the run itself was scored with (`evaluation::SCORED_NOTE`).
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,14 @@ pub fn summarize(path: &Path) -> anyhow::Result<Summary> {
         .unwrap_or_default();
     Ok(Summary::from_events(
         &recording.events,
-        &crate::evaluation::bundled(),
+        &scored_with(&recording),
         &allow,
     ))
+}
+
+/// The data set's labels the recorded run was scored with, as its manifests note them: a
+/// run on a ticket file of one's own is scored only on the bundled tickets it held unchanged.
+pub fn scored_with(recording: &Recording) -> Vec<crate::evaluation::Label> {
+    let notes: Vec<_> = recording.manifests.iter().map(|m| &m.notes).collect();
+    crate::evaluation::recorded(&notes)
 }

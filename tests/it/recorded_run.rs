@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use support_desk::commands::run::{RunOptions, Script};
 use support_desk::commands::summary::summarize;
 use support_desk::config::DeskConfig;
-use support_desk::record::{Event, Manifest};
+use support_desk::record::{Event, Finding, Manifest};
 use support_desk::recording::Recording;
+use support_desk::recording::summary::Summary;
 
 use crate::host::shop_config;
 
@@ -133,6 +134,93 @@ fn the_default_config_replays_the_committed_recording() {
     );
 }
 
+/// What the model said: every model call's reply, by ticket and turn.
+fn replies(recording: &Recording) -> Vec<(String, u32, String)> {
+    let mut replies: Vec<_> = recording
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ModelCall {
+                ticket,
+                turn,
+                reply,
+                ..
+            } => Some((ticket.clone(), *turn, format!("{reply:?}"))),
+            _ => None,
+        })
+        .collect();
+    replies.sort();
+    replies
+}
+
+/// Every tool call the model asked for, with its arguments, by ticket and turn.
+fn arguments(recording: &Recording) -> Vec<(String, u32, String, String)> {
+    let mut calls: Vec<_> = recording
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall {
+                ticket,
+                turn,
+                tool,
+                arguments,
+            } => Some((
+                ticket.clone(),
+                *turn,
+                tool.clone(),
+                serde_json::Value::Object(arguments.clone()).to_string(),
+            )),
+            _ => None,
+        })
+        .collect();
+    calls.sort();
+    calls
+}
+
+/// Each draft's words and its findings, by ticket.
+fn drafts(recording: &Recording) -> Vec<(String, String, Vec<Finding>)> {
+    let mut drafts: Vec<_> = recording
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Draft {
+                ticket,
+                text,
+                findings,
+            } => Some((ticket.clone(), text.clone(), findings.clone())),
+            _ => None,
+        })
+        .collect();
+    drafts.sort_by(|a, b| a.0.cmp(&b.0));
+    drafts
+}
+
+/// The figures that do not depend on what the draft check finds: those are the check's,
+/// which may widen after a recording is made, not the model's or the tools'.
+fn without_findings(summary: &Summary) -> Summary {
+    Summary {
+        flagged_for_person: 0,
+        unbacked_refund_promises: 0,
+        ..summary.clone()
+    }
+}
+
+#[expect(
+    clippy::print_stdout,
+    reason = "what today's check finds otherwise than the recording is reported, not failed on"
+)]
+fn report_findings(file: &Path, recorded: &Recording, replayed: &Recording) {
+    let (before, now) = (drafts(recorded), drafts(replayed));
+    for ((ticket, _, was), (_, _, is)) in before.iter().zip(&now) {
+        if was != is {
+            println!(
+                "{} {ticket}: the draft's findings were {was:?} when recorded and are {is:?} today",
+                file.display()
+            );
+        }
+    }
+}
+
 /// Every call, outcome and result text of a recording, by ticket.
 fn calls(recording: &Recording) -> Vec<(String, String, String)> {
     let mut calls: Vec<_> = recording
@@ -196,19 +284,37 @@ async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
             .await
             .expect("replay runs");
         let recorded = summarize(file).expect("summary of the batch");
-        assert_eq!(replayed, recorded, "{}", file.display());
+        assert_eq!(
+            without_findings(&replayed),
+            without_findings(&recorded),
+            "{}",
+            file.display()
+        );
         assert_eq!(
             replayed.errors,
             0,
             "no ticket diverged in {}",
             file.display()
         );
+        // The model's replies and the calls are the evidence a replay must meet exactly;
+        // each draft's findings are today's check's, reported where they differ.
+        let again = read(&replay);
+        assert_eq!(replies(&again), replies(&batch), "{}", file.display());
+        assert_eq!(arguments(&again), arguments(&batch), "{}", file.display());
         assert_eq!(
-            calls(&read(&replay)),
+            calls(&again),
             calls(&batch),
             "every call, outcome and result text of {}",
             file.display()
         );
+        let words = |r: &Recording| -> Vec<(String, String)> {
+            drafts(r)
+                .into_iter()
+                .map(|(t, text, _)| (t, text))
+                .collect()
+        };
+        assert_eq!(words(&again), words(&batch), "{}", file.display());
+        report_findings(file, &batch, &again);
     }
 }
 
@@ -263,14 +369,12 @@ fn a_copy_of_the_binary_run_from_the_root_replays_the_embedded_default() {
     .expect("the copy runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "run --json failed:\n{stderr}");
-    let printed: serde_json::Value =
+    let printed: Summary =
         serde_json::from_slice(&output.stdout).expect("a JSON summary on stdout");
     let recorded =
         summarize(&recording_dir().join("events.jsonl")).expect("the recording's summary");
-    assert_eq!(
-        printed,
-        serde_json::to_value(&recorded).expect("a summary serialises")
-    );
+    // The figures the draft check decides are today's check's; the rest are the replay's.
+    assert_eq!(without_findings(&printed), without_findings(&recorded));
 }
 
 #[expect(

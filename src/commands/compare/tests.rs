@@ -214,3 +214,36 @@ fn other_words_other_arguments_or_more_model_calls_are_changes() {
         ]
     );
 }
+
+/// A draft today's check reads otherwise than the recording: both are shown, and the run has
+/// not changed for it.
+#[test]
+fn a_draft_todays_check_reads_otherwise_is_shown_beside_the_run_and_is_no_change() {
+    let run = || {
+        recording(vec![vec![
+            started("T-0001"),
+            model_call("T-0001", 1),
+            Event::Draft {
+                ticket: "T-0001".into(),
+                text: "Your refund of €24.90 has been issued and reaches your card in five days."
+                    .into(),
+                findings: vec![],
+            },
+            done("T-0001", 1, false),
+        ]])
+    };
+    let comparison = Comparison::of(&run(), &run(), &[]);
+    assert_eq!(comparison.changed().count(), 0);
+    let today = "recorded none, today refund_promised_without_refund, amount_not_from_tool";
+    assert_eq!(
+        comparison.tickets[0].rechecked,
+        [format!("old: {today}"), format!("new: {today}")]
+    );
+    let text = comparison.to_text();
+    assert!(
+        text.ends_with(&format!(
+            "drafts today's check reads otherwise than recorded: 1\nT-0001: old: {today}; new: {today}\n"
+        )),
+        "{text}"
+    );
+}

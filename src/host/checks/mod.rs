@@ -37,6 +37,7 @@ pub struct Checked {
 
 mod claims;
 mod contradictions;
+pub mod recheck;
 mod work;
 
 /// Checks a draft against the ticket's call log. `ticket_text` is the customer's subject + body;
