@@ -14,6 +14,9 @@
 //!   p99 and the ratios between paths.
 //! - `replay`: the committed 48-ticket recording replayed through `commands::run::run` against
 //!   the bundled servers, the shop as the built binary over stdio.
+//! - `draft_check`: the draft check over one run-on reply of hedged, negated and quoted
+//!   claims at 10, 100 and 1,000 repeats, as bytes per second: a check whose time grows
+//!   with the reply holds its rate as the reply grows, one that grows with its square does not.
 //! - `concurrency`: the 48 tickets against a mock OpenAI-compatible model that answers every
 //!   request after a fixed 100 ms, at concurrency 1, 4 and 8, against the ideal.
 //! - `queue_10k` (only by that name, `cargo bench --bench host -- queue_10k`): 10,000 tickets
@@ -31,7 +34,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, SamplingMode};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value, json};
 use support_desk::commands::run::{self as headless, RunOptions, Script};
@@ -76,6 +79,9 @@ fn main() {
     tool_call(&mut criterion, &runtime, &selection, &timed, &mut report);
     if selection.wants("replay/ticket_runs_48") {
         replay(&mut criterion, &runtime, &timed, &mut report);
+    }
+    if selection.wants("draft_check") {
+        draft_check(&mut criterion);
     }
     if selection.wants("concurrency") && !selection.quick {
         concurrency(&runtime, &mut report);
@@ -412,6 +418,38 @@ fn replay(criterion: &mut Criterion, runtime: &Runtime, timed: &Timed, report: &
     let replays: Vec<Duration> = (0..timed.replays).map(|_| replay_once()).collect();
     report.spans("replay", "ticket_runs_48", "", &replays);
     report.replay_goal();
+}
+
+// ---------------------------------------------------------------------------------------
+// draft_check
+
+fn draft_check(criterion: &mut Criterion) {
+    use support_desk::host::checks::{CallFact, check_reply};
+    let unit = "We have not issued refunds, and the refund of €24.90 has been issued if needed; \
+        quote_id: Q-1a2b3c4d5e, see [ { < KP123456789 on May 17 and İ can't help ";
+    let calls = [CallFact {
+        tool: "shop.quote_refund".into(),
+        turn: 1,
+        outcome: Outcome::Result,
+        arguments: Map::new(),
+        result: r#"{"quote_id": "Q-1a2b3c4d5e", "amount": "24.90"}"#.into(),
+    }];
+    let tools = [
+        "shop.quote_refund".to_owned(),
+        "shop.issue_refund".to_owned(),
+    ];
+    let mut group = criterion.benchmark_group("draft_check");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    for repeats in [10, 100, 1000] {
+        let text = unit.repeat(repeats);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::new("run_on", repeats), &text, |b, text| {
+            b.iter(|| check_reply(text, &calls, "my order", &tools, "The team"))
+        });
+    }
+    group.finish();
 }
 
 // ---------------------------------------------------------------------------------------

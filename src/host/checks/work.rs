@@ -4,28 +4,26 @@
 //! the call is empty and compiles to nothing.
 
 #[cfg(test)]
-mod counted {
-    use std::cell::Cell;
+use std::cell::Cell;
 
-    thread_local! {
-        static STEPS: Cell<u64> = const { Cell::new(0) };
-    }
-
-    pub fn step(items: usize) {
-        STEPS.with(|s| s.set(s.get() + items as u64));
-    }
-
-    /// The steps `f` took on this thread.
-    pub fn steps_of(f: impl FnOnce()) -> u64 {
-        let before = STEPS.with(Cell::get);
-        f();
-        STEPS.with(Cell::get) - before
-    }
+#[cfg(test)]
+thread_local! {
+    static STEPS: Cell<u64> = const { Cell::new(0) };
 }
 
 #[cfg(test)]
-pub use counted::{step, steps_of};
+pub fn step(items: usize) {
+    STEPS.with(|s| s.set(s.get() + items as u64));
+}
 
 #[cfg(not(test))]
 #[inline(always)]
 pub fn step(_items: usize) {}
+
+/// The steps `f` took on this thread.
+#[cfg(test)]
+pub fn steps_of(f: impl FnOnce()) -> u64 {
+    let before = STEPS.with(Cell::get);
+    f();
+    STEPS.with(Cell::get) - before
+}

@@ -10,8 +10,11 @@ fn repeated(times: usize, unit: impl Fn(usize) -> String) -> String {
     (0..times).map(unit).collect()
 }
 
-/// Texts that each stress one scan, as a function of how many units long they are.
-fn shapes() -> Vec<(&'static str, fn(usize) -> String)> {
+/// A text of a given shape, as a function of how many units long it is.
+type Shape = fn(usize) -> String;
+
+/// Texts that each stress one scan, by name.
+fn shapes() -> Vec<(&'static str, Shape)> {
     vec![
         ("one run-on sentence of hedged claims", |n| {
             repeated(n, |_| "the refund has been issued and ".to_owned()) + "if needed"
