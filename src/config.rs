@@ -359,6 +359,14 @@ pub fn layered_files(explicit: Option<&Path>) -> Vec<PathBuf> {
 }
 
 impl DeskConfig {
+    /// How many days a solved conversation stays quiet before it is closed (`[mail]
+    /// close_after_days`, four without mail).
+    pub fn close_after_days(&self) -> u32 {
+        self.mail
+            .as_ref()
+            .map_or_else(mail::default_close_after_days, |m| m.close_after_days)
+    }
+
     /// The built-in default.
     pub fn bundled() -> Self {
         Self::from_layers(&[("config/desk.toml", DEFAULT_TOML)])

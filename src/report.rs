@@ -28,6 +28,7 @@ use serde::Serialize;
 pub use figures::{Age, Spread, span};
 use tally::{Tally, TicketFacts, Written};
 
+use crate::config::DeskConfig;
 use crate::record::{Conversation, EngineError, Record, Stored};
 use crate::sla::{Due, Sla};
 use crate::tickets::Ticket;
@@ -50,6 +51,28 @@ pub struct Settings<'a> {
     pub allow: &'a [String],
     /// How long a solved conversation stays quiet before it is closed.
     pub close_after_days: u32,
+}
+
+impl<'a> Settings<'a> {
+    /// The report as of `now` over every ticket, with the config's targets (`sla`, built from
+    /// its `[sla]`), days counted in their zone (UTC without them), and its allowed tools and
+    /// quiet days.
+    pub fn new(
+        config: &'a DeskConfig,
+        sla: Option<&'a Sla>,
+        tickets: &'a [Ticket],
+        now: i64,
+    ) -> Self {
+        Self {
+            now,
+            since: None,
+            zone: sla.map_or(TimeZone::UTC, |sla| sla.hours.zone().clone()),
+            sla,
+            tickets,
+            allow: &config.consent.allow,
+            close_after_days: config.close_after_days(),
+        }
+    }
 }
 
 /// The lead's report, as `report --json` prints it.

@@ -161,6 +161,11 @@ impl Sla {
 }
 
 impl BusinessHours {
+    /// The shop's time zone, which these hours and holidays are in.
+    pub fn zone(&self) -> &TimeZone {
+        &self.zone
+    }
+
     pub fn new(hours: &str, zone: &str, holidays: &[String]) -> Result<Self, SlaError> {
         let zone = TimeZone::get(zone).map_err(|_| SlaError::Zone(zone.to_owned()))?;
         let mut week = [None; 7];

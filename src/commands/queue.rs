@@ -31,7 +31,7 @@ pub async fn execute(args: QueueArgs) -> anyhow::Result<()> {
         .transpose()
         .map_err(anyhow::Error::msg)?;
     let closing = Closing {
-        after_days: config.mail.as_ref().map_or(4, |m| m.close_after_days),
+        after_days: config.close_after_days(),
         now: crate::clock::unix_ms(),
     };
     let (mut rows, states, me) = match startup::team_url(&config, args.common.store())? {

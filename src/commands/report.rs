@@ -2,7 +2,7 @@
 //! from the desk's record (one person's SQLite file, or the team's PostgreSQL as `--store`
 //! names it).
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use jiff::civil::{Date, DateTime};
 use jiff::tz::TimeZone;
@@ -34,31 +34,18 @@ pub struct ReportArgs {
 pub async fn execute(args: ReportArgs) -> anyhow::Result<()> {
     let config = startup::config(args.common.config.as_deref(), &Overrides::default())?;
     let tickets = startup::load_tickets(&config)?;
-    let allow = &config.consent.allow;
     let sla = config
         .sla
         .as_ref()
         .map(crate::config::SlaConfig::build)
         .transpose()?;
-    let zone = match &config.sla {
-        Some(sla) => TimeZone::get(&sla.time_zone)
-            .with_context(|| format!("[sla] time_zone {} is not a time zone", sla.time_zone))?,
-        None => TimeZone::UTC,
-    };
-    let settings = Settings {
-        now: match &args.at {
-            Some(at) => moment(at, &zone)?,
-            None => crate::clock::unix_ms(),
-        },
-        since: args.since.as_deref().map(day).transpose()?,
-        zone,
-        sla: sla.as_ref(),
-        tickets: &tickets,
-        allow,
-        close_after_days: config.mail.as_ref().map_or(4, |m| m.close_after_days),
-    };
+    let mut settings = Settings::new(&config, sla.as_ref(), &tickets, crate::clock::unix_ms());
+    if let Some(at) = &args.at {
+        settings.now = moment(at, &settings.zone)?;
+    }
+    settings.since = args.since.as_deref().map(day).transpose()?;
     let record = match startup::team_url(&config, args.common.store())? {
-        Some(url) => Record::team(&url, allow).await?,
+        Some(url) => Record::team(&url, &config.consent.allow).await?,
         None => Record::Sqlite(startup::existing_record(args.common.data_dir.as_deref())?.0),
     };
     let report = crate::report::read(&record, &settings).await?;

@@ -239,7 +239,8 @@ pub(crate) async fn work(
             | HostEvent::Writing { .. }
             | HostEvent::Progress { .. }
             | HostEvent::Approvals(_)
-            | HostEvent::Trust(_) => {}
+            | HostEvent::Trust(_)
+            | HostEvent::LeadReport(_) => {}
         }
     }
     task.await?;

@@ -72,7 +72,7 @@ pub struct SmtpConfig {
     pub password_env: Option<String>,
 }
 
-fn default_close_after_days() -> u32 {
+pub(crate) fn default_close_after_days() -> u32 {
     4
 }
 fn default_poll_secs() -> u64 {

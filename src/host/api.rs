@@ -19,6 +19,7 @@ pub use crate::record::transcript::{Entry, EntryKind};
 pub use crate::record::{Conversation, Lifecycle, TicketState, rfc3339};
 pub use crate::recording::summary::Summary;
 pub use crate::replies::{SavedReply, Values as ReplyValues, fill as fill_reply};
+pub use crate::report::Report;
 pub use crate::sla::{Due, Sla, due_at};
 pub use crate::tickets::Ticket;
 pub use crate::views::SavedView;
@@ -123,6 +124,9 @@ pub enum Command {
     Transcript(String),
     /// Report the tools people trust (answered with `HostEvent::Trust`).
     ListTrust,
+    /// Compute the lead's report from the desk's record as it stands now (answered with
+    /// `HostEvent::LeadReport`).
+    LeadReport,
     /// Take back the trust in one tool (`prefix.tool`); it is asked about again.
     RevokeTrust { tool: String },
     /// Stop: close every server connection and end the host task.

@@ -85,6 +85,8 @@ pub enum HostEvent {
     Approvals(Vec<super::api::ApprovalView>),
     /// The tools people trust, after a change or when asked.
     Trust(Vec<super::api::TrustGrant>),
+    /// The lead's report, as asked for.
+    LeadReport(Box<super::api::Report>),
     /// A queue run finished.
     QueueFinished(Summary),
     /// To sign in to `server`, the person opens `url` in a browser (the desk waits for it

@@ -259,6 +259,16 @@ async fn handle(
         Command::ListTrust => {
             let _ = events.send(HostEvent::Trust(host.trusted().await));
         }
+        Command::LeadReport => {
+            // A team's whole record is read: the desk keeps taking commands meanwhile.
+            let (host, events) = (Arc::clone(host), events.clone());
+            work.spawn(async move {
+                let _ = events.send(match host.lead_report().await {
+                    Ok(report) => HostEvent::LeadReport(Box::new(report)),
+                    Err(problem) => HostEvent::Problem(format!("no report: {problem}")),
+                });
+            });
+        }
         Command::RevokeTrust { tool } => report(events, host.revoke_trust(&tool).await),
         Command::Shutdown => {}
     }

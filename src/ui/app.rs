@@ -64,6 +64,8 @@ pub enum Modal {
     Servers {
         scroll: u16,
     },
+    /// The lead's report, as the host last computed it ([`App::report`]).
+    Report,
     /// A server's resource being read, scrolled this many rows.
     Resource {
         server: String,
@@ -139,6 +141,8 @@ pub struct App {
     pub approvals: Vec<ApprovalView>,
     /// The tools people trust to run unasked, as the host last reported them.
     pub trust: Vec<crate::host::api::TrustGrant>,
+    /// The lead's report as the host last computed it; none while it is being read.
+    pub report: Option<Box<crate::host::api::Report>>,
     pub model: String,
     pub staff: String,
     /// On a team's record: whether the person at this desk is a lead (the database's word).
@@ -195,6 +199,7 @@ impl App {
             progress: std::collections::BTreeMap::new(),
             approvals: vec![],
             trust: vec![],
+            report: None,
             model,
             staff,
             lead: None,
@@ -564,6 +569,11 @@ impl App {
             Action::PickReview => self.open_picker(PickerKind::Reviews),
             Action::Help => self.modal = Some(Modal::Help { scroll: 0 }),
             Action::Servers => self.modal = Some(Modal::Servers { scroll: 0 }),
+            Action::Report => {
+                self.report = None;
+                self.modal = Some(Modal::Report);
+                return Some(Command::LeadReport);
+            }
             Action::SignIn => return self.sign_in(),
             Action::Trust => {
                 self.modal = Some(Modal::Trust { selected: 0 });

@@ -49,6 +49,8 @@ pub enum Action {
     Trust,
     /// The servers: where each runs, its tools, and what it says of itself.
     Servers,
+    /// The lead's report: response and resolution times, the backlog, approvals.
+    Report,
     Help,
     /// Start typing a search (`/`).
     Search,
@@ -307,6 +309,12 @@ pub const DESK: &[Binding] = &[
         "i",
         Action::Servers,
         "the servers: where each runs, its tools, and what it says of itself",
+    ),
+    bind(
+        &[Key::Char('R'), Key::Shifted('r')],
+        "R",
+        Action::Report,
+        "the lead's report: response times, backlog, approvals (r reads it again, q returns)",
     ),
     bind(&[Key::Char('?')], "?", Action::Help, "this help"),
     bind(

@@ -48,6 +48,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Modal::SignIn { server, url } => sign_in::render(server, url, frame, area),
             Modal::Trust { selected } => trust::render(&app.trust, *selected, frame, area),
             Modal::Servers { scroll } => servers::render(&app.servers, *scroll, frame, area),
+            Modal::Report => crate::ui::report::render_on_desk(app.report.as_deref(), frame, area),
             Modal::Resource {
                 server,
                 uri,

@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Stylize;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph, Sparkline};
+use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Clear, Paragraph, Sparkline};
 
 use crate::report::{Report, Spread, span};
 use crate::ui::sanitize::one_line;
@@ -19,6 +19,21 @@ const LEADS_SHOWN: usize = 4;
 const LABEL: usize = 15;
 /// The widest a day is drawn in the sparklines, in columns.
 const WIDEST_DAY: usize = 4;
+
+/// The report over the whole desk (`R`), or word that it is being read while the host reads
+/// the record.
+pub fn render_on_desk(report: Option<&Report>, frame: &mut Frame, area: Rect) {
+    frame.render_widget(Clear, area);
+    match report {
+        Some(report) => render(report, frame, area),
+        None => {
+            let block =
+                Block::bordered().title(Line::styled(" The lead's report ", theme::title()));
+            let waiting = Line::styled("Reading the desk's record… (q returns)", theme::dim());
+            frame.render_widget(Paragraph::new(waiting).block(block), area);
+        }
+    }
+}
 
 /// Draws `report` in `area`: the figures above, the backlog's ages and the daily volume below.
 pub fn render(report: &Report, frame: &mut Frame, area: Rect) {

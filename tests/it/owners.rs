@@ -404,6 +404,13 @@ note = "macro: damaged parcel"
     let queue = queue_until(data.path(), |q| field(q, "T-0004", "state") == "sent").await;
     assert_eq!(field(&queue, "T-0004", "tags"), &json!(["damaged"]));
     assert_eq!(field(&queue, "T-0004", "assignee"), &json!("tester"));
+    // The lead's report on the same desk counts the reply as the person's own.
+    desk.press(b"R");
+    desk.screen
+        .wait_for("1 sent: 0 as drafted · 0 edited · 1 by hand · 0 handed over")
+        .await;
+    desk.press(b"q");
+    desk.screen.wait_for("Queue (all) 48/48").await;
     desk.quit().await;
 
     let export = data.path().join("export.jsonl");

@@ -103,3 +103,43 @@ async fn a_name_from_the_record_never_carries_an_escape_to_the_terminal() {
     assert!(cells.contains("  lee  "), "{cells}");
     assert!(cells.contains("late now: M-00003, T-0003"), "{cells}");
 }
+
+/// `R` on the desk asks the host for the report and says it is reading the record; the
+/// host's answer is drawn over the desk; `r` asks again and `q` returns to the queue.
+#[tokio::test]
+async fn r_on_the_desk_shows_the_report_the_host_computed() {
+    use crossterm::event::KeyCode;
+    use support_desk::host::api::{Command, HostEvent};
+
+    use crate::ui_desk::{app, key};
+
+    let mut desk = app();
+    assert_eq!(
+        desk.on_key(key(KeyCode::Char('R'))),
+        Some(Command::LeadReport)
+    );
+    let reading = crate::ui_desk::screen(&desk, 80, 24);
+    assert!(reading.contains("Reading the desk's record"), "{reading}");
+    insta::assert_snapshot!("desk_report_reading_80x24", reading);
+
+    let dir = tempfile::tempdir().expect("dir");
+    let report = report_of(Record::Sqlite(sqlite_day(dir.path()))).await;
+    desk.on_host(HostEvent::LeadReport(Box::new(report)));
+    let wide = crate::ui_desk::screen(&desk, 120, 36);
+    assert!(wide.contains("2 late now: M-00003, T-0003"), "{wide}");
+    insta::assert_snapshot!("desk_report_120x36", wide);
+    insta::assert_snapshot!("desk_report_80x24", crate::ui_desk::screen(&desk, 80, 24));
+
+    assert_eq!(
+        desk.on_key(key(KeyCode::Char('r'))),
+        Some(Command::LeadReport),
+        "r reads it again"
+    );
+    assert!(
+        desk.report.is_none(),
+        "the old figures are not shown as new"
+    );
+    assert_eq!(desk.on_key(key(KeyCode::Char('q'))), None);
+    let back = crate::ui_desk::screen(&desk, 80, 24);
+    assert!(!back.contains("lead's report"), "{back}");
+}

@@ -11,6 +11,7 @@ pub(crate) mod calls;
 pub(crate) mod edits;
 pub(crate) mod mailbox;
 pub(crate) mod owners;
+mod report;
 pub(crate) mod sign_in;
 mod suggest;
 pub(crate) mod team;

@@ -57,6 +57,7 @@ impl App {
                 self.approvals = approvals;
             }
             HostEvent::Trust(trust) => self.trust = trust,
+            HostEvent::LeadReport(report) => self.report = Some(report),
             HostEvent::Writing {
                 ticket,
                 turn,

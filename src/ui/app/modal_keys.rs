@@ -76,6 +76,15 @@ impl App {
             }
             Modal::Trust { selected } => return self.trust_key(selected, key),
             Modal::Servers { scroll } => self.servers_key(scroll, key),
+            Modal::Report => match key.code {
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | 'R') => {}
+                KeyCode::Char('r') => {
+                    self.report = None;
+                    self.modal = Some(Modal::Report);
+                    return Some(Command::LeadReport);
+                }
+                _ => self.modal = Some(Modal::Report),
+            },
             Modal::Resource {
                 server,
                 uri,
