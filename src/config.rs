@@ -14,9 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::openai::{Recipe, Sampling};
 
+mod approvals;
 mod desk;
 mod mail;
 mod oauth;
+pub use approvals::{ApprovalsConfig, Fallback, Notice};
 pub use desk::{DeskSection, FirstTool, IdentifierPattern, KeyList, Preset, ThemeConfig};
 pub use mail::{ImapConfig, MailConfig, SlaConfig, SmtpConfig};
 pub use oauth::OAuthConfig;
@@ -45,6 +47,10 @@ pub struct DeskConfig {
     pub keys: BTreeMap<String, KeyList>,
     #[serde(default)]
     pub theme: ThemeConfig,
+    /// `[approvals]`: a lead's notice of a new approval, and the fallback of one no lead
+    /// answers in time.
+    #[serde(default)]
+    pub approvals: ApprovalsConfig,
     /// A person's own views of the queue, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub views: BTreeMap<String, crate::views::ViewConfig>,
@@ -343,6 +349,8 @@ pub enum ConfigError {
     Mail(String),
     #[error(transparent)]
     Sla(#[from] crate::sla::SlaError),
+    #[error("[approvals] {0} (README, 'Leads hear of approvals')")]
+    Approvals(String),
 }
 
 /// Which files make the config, lowest priority first after the built-in default.
@@ -478,6 +486,7 @@ impl DeskConfig {
         if let Some(sla) = &self.sla {
             sla.build()?;
         }
+        self.approvals.fallback().map_err(ConfigError::Approvals)?;
         Ok(())
     }
 

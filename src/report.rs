@@ -150,7 +150,9 @@ pub struct Approvals {
     pub asked: usize,
     pub answered: usize,
     pub withdrawn: usize,
-    /// Asked and neither answered nor withdrawn.
+    /// Declined by the desk's rule when no lead answered in time (`[approvals] fallback`).
+    pub lapsed: usize,
+    /// Asked and neither answered, withdrawn nor lapsed.
     pub open: usize,
     /// From asked to answered.
     pub wait: Spread,
@@ -323,8 +325,9 @@ fn approvals(counted: &[(&String, &TicketFacts)]) -> Approvals {
     for approval in counted.iter().flat_map(|(_, f)| f.approvals.values()) {
         approvals.asked += usize::from(approval.asked_at.is_some());
         approvals.withdrawn += usize::from(approval.withdrawn);
+        approvals.lapsed += usize::from(approval.lapsed);
         let Some(answer) = &approval.answer else {
-            approvals.open += usize::from(!approval.withdrawn);
+            approvals.open += usize::from(!approval.withdrawn && !approval.lapsed);
             continue;
         };
         approvals.answered += 1;

@@ -51,8 +51,13 @@ pub async fn list(config: &DeskConfig, store: &str, as_json: bool) -> anyhow::Re
     }
     let mut text = String::new();
     for approval in &open {
+        let passed = approval
+            .passed_to
+            .as_ref()
+            .map(|lead| format!(", passed to {lead}: no lead answered in time"))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "#{} {} {} asked by {} at {}\n  {}\n",
+            "#{} {} {} asked by {} at {}{passed}\n  {}\n",
             approval.id,
             approval.ticket,
             approval.tool,
@@ -106,6 +111,7 @@ fn approval_json(approval: &ApprovalView) -> Value {
         "asked_by": approval.asked_by,
         "asked_at": crate::record::rfc3339(approval.asked_at),
         "answering_by": approval.answering_by,
+        "passed_to": approval.passed_to,
         "message": approval.message,
         "fields": fields,
     })

@@ -65,6 +65,7 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
         .map(crate::config::SlaConfig::build)
         .transpose()?;
     let (keymap, theme) = (startup::keymap(&config)?, config.theme.preset);
+    let notice = config.approvals.notice;
     // A broken mailbox stops the desk before it opens, in words.
     let mailroom = startup::mailroom(&config)?;
     if let Some(mailroom) = &mailroom {
@@ -99,7 +100,8 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     app = app
         .with_keymap(keymap)
         .with_views(views)
-        .with_replies(replies);
+        .with_replies(replies)
+        .with_notice(notice);
     crate::ui::theme::set(crate::ui::theme::chosen(
         theme == crate::config::Preset::Light,
         std::env::var_os("NO_COLOR"),

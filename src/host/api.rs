@@ -152,6 +152,8 @@ pub struct ApprovalView {
     pub fields: Vec<Field>,
     /// The lead whose desk is answering it right now.
     pub answering_by: Option<String>,
+    /// The lead it went to when no lead answered in time (`[approvals] fallback`).
+    pub passed_to: Option<String>,
 }
 
 /// A server as the desk shows it.

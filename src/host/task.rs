@@ -72,6 +72,7 @@ async fn run(
     let _ = events.send(HostEvent::Resources(host.resources().await));
     host.approvals_changed().await;
     let live = followed_from.and_then(|from| host.follow_the_team(from));
+    let watch = host.watch_approvals();
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
         if command == Command::Shutdown {
@@ -80,8 +81,8 @@ async fn run(
         handle(&host, &events, &mut work, command).await;
     }
     work.abort_all();
-    if let Some(live) = live {
-        live.abort();
+    for task in [live, watch].into_iter().flatten() {
+        task.abort();
     }
     host.shutdown().await;
     let _ = events.send(HostEvent::Stopped);

@@ -234,6 +234,15 @@ impl Record {
         }
     }
 
+    /// Carries out the team's approval fallbacks that are due (see
+    /// [`PgRecord::fall_back_due`]); nothing on one person's desk, where nothing is filed.
+    pub async fn fall_back_due(&self) -> Result<Vec<Appended>, EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(vec![]),
+            Record::Postgres { record, .. } => Ok(record.fall_back_due().await?),
+        }
+    }
+
     pub async fn approval(&self, id: i64) -> Result<Approval, EngineError> {
         Ok(self.team_record()?.approval(id).await?)
     }

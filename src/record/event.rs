@@ -250,6 +250,18 @@ pub enum Event {
         by: String,
         reason: String,
     },
+    /// No lead answered `approval` within the time its asker's desk gave it (`[approvals]
+    /// fallback_after`, as `after` in the config's words), and the rule that desk named took
+    /// over: passed on to the lead `to`, and still open; or, without `to`, closed as declined
+    /// with the ticket back in front of its asker. Carried out by whichever desk of the team
+    /// saw it first; the database lets it happen once, and only when it is due.
+    ApprovalFellBack {
+        ticket: String,
+        approval: i64,
+        after: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+    },
     /// A run stopped for `approval` goes on from the lead's answer: the model reads the
     /// call's outcome next.
     RunContinued {
@@ -303,6 +315,7 @@ impl Event {
             Event::ApprovalAsked { .. } => "approval_asked",
             Event::ApprovalAnswered { .. } => "approval_answered",
             Event::ApprovalWithdrawn { .. } => "approval_withdrawn",
+            Event::ApprovalFellBack { .. } => "approval_fell_back",
             Event::RunContinued { .. } => "run_continued",
             Event::Delivery { .. } => "delivery",
             Event::MessageReceived { .. } => "message_received",
@@ -333,6 +346,7 @@ impl Event {
             | Event::ApprovalAsked { ticket, .. }
             | Event::ApprovalAnswered { ticket, .. }
             | Event::ApprovalWithdrawn { ticket, .. }
+            | Event::ApprovalFellBack { ticket, .. }
             | Event::RunContinued { ticket, .. }
             | Event::Delivery { ticket, .. }
             | Event::MessageReceived { ticket, .. }

@@ -377,6 +377,7 @@ impl TicketState {
             Event::ApprovalAsked { .. }
             | Event::ApprovalAnswered { .. }
             | Event::ApprovalWithdrawn { .. }
+            | Event::ApprovalFellBack { .. }
             | Event::RunContinued { .. } => self.approval_moved(event),
         }
     }
@@ -424,6 +425,28 @@ impl TicketState {
             } => {
                 self.state = Lifecycle::NeedsPerson;
                 self.reason = Some(format!("{by} withdrew approval {approval}: {reason}"));
+                self.approval = None;
+            }
+            Event::ApprovalFellBack {
+                approval,
+                after,
+                to: Some(lead),
+                ..
+            } => {
+                self.reason = Some(format!(
+                    "waiting for {lead} to answer approval {approval}: no lead answered within {after}, so it went to them"
+                ));
+            }
+            Event::ApprovalFellBack {
+                approval,
+                after,
+                to: None,
+                ..
+            } => {
+                self.state = Lifecycle::NeedsPerson;
+                self.reason = Some(format!(
+                    "approval {approval} was declined by the desk's rule: no lead answered within {after}; nothing was released: answer the customer, or work the ticket again to ask anew"
+                ));
                 self.approval = None;
             }
             Event::RunContinued { .. } => {

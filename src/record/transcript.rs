@@ -141,6 +141,12 @@ pub enum EntryKind {
         by: String,
         reason: String,
     },
+    /// No lead answered in time: passed on to a lead, or declined back to its asker.
+    FellBack {
+        approval: i64,
+        after: String,
+        to: Option<String>,
+    },
     /// The run went on from a lead's answer.
     RunContinued {
         approval: i64,
@@ -194,6 +200,7 @@ impl EntryKind {
             | EntryKind::Tagged { .. }
             | EntryKind::NeedsPerson { .. }
             | EntryKind::Withdrawn { .. }
+            | EntryKind::FellBack { .. }
             | EntryKind::RunContinued { .. }
             | EntryKind::Received { .. }
             | EntryKind::Delivery { .. }
@@ -273,6 +280,7 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
         Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
         | Event::ApprovalWithdrawn { .. }
+        | Event::ApprovalFellBack { .. }
         | Event::RunContinued { .. } => approval_kinds(event),
         Event::MessageReceived { .. }
         | Event::Delivery { .. }
@@ -374,6 +382,16 @@ fn approval_kinds(event: &Event) -> Vec<EntryKind> {
             by: by.clone(),
             reason: reason.clone(),
         }],
+        Event::ApprovalFellBack {
+            approval,
+            after,
+            to,
+            ..
+        } => vec![EntryKind::FellBack {
+            approval: *approval,
+            after: after.clone(),
+            to: to.clone(),
+        }],
         Event::RunContinued { approval, .. } => vec![EntryKind::RunContinued {
             approval: *approval,
         }],
@@ -459,6 +477,7 @@ fn call_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
         | Event::ApprovalWithdrawn { .. }
+        | Event::ApprovalFellBack { .. }
         | Event::RunContinued { .. }
         | Event::MessageReceived { .. }
         | Event::Delivery { .. }
@@ -529,6 +548,7 @@ fn people_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::ApprovalAsked { .. }
         | Event::ApprovalAnswered { .. }
         | Event::ApprovalWithdrawn { .. }
+        | Event::ApprovalFellBack { .. }
         | Event::RunContinued { .. }
         | Event::MessageReceived { .. }
         | Event::Delivery { .. }

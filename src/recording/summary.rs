@@ -172,6 +172,7 @@ impl<'a> Tally<'a> {
             | Event::Tagged { .. }
             | Event::ApprovalAsked { .. }
             | Event::ApprovalWithdrawn { .. }
+            | Event::ApprovalFellBack { .. }
             | Event::RunContinued { .. }
             | Event::MessageReceived { .. }
             | Event::Delivery { .. }

@@ -38,6 +38,8 @@ pub struct ApprovalFacts {
     pub asked_at: Option<i64>,
     pub answer: Option<Answer>,
     pub withdrawn: bool,
+    /// Declined by the desk's rule: no lead answered in time.
+    pub lapsed: bool,
 }
 
 /// A lead's answer to an approval.
@@ -144,6 +146,11 @@ impl TicketFacts {
             }
             Event::ApprovalWithdrawn { approval, .. } => {
                 self.approvals.entry(*approval).or_default().withdrawn = true;
+            }
+            Event::ApprovalFellBack {
+                approval, to: None, ..
+            } => {
+                self.approvals.entry(*approval).or_default().lapsed = true;
             }
             _ => {}
         }

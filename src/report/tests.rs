@@ -190,6 +190,7 @@ fn approvals_wait_from_question_to_answer_and_count_each_leads_answers_and_refun
             asked: 5,
             answered: 3,
             withdrawn: 1,
+            lapsed: 0,
             open: 1,
             wait: Spread {
                 count: 3,

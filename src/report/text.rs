@@ -66,8 +66,8 @@ impl Report {
         line(
             &mut out,
             format!(
-                "Approvals        {} asked · {} answered · {} withdrawn · {} open",
-                a.asked, a.answered, a.withdrawn, a.open
+                "Approvals        {} asked · {} answered · {} withdrawn · {} lapsed · {} open",
+                a.asked, a.answered, a.withdrawn, a.lapsed, a.open
             ),
         );
         for (lead, answers) in &a.by_lead {

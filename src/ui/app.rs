@@ -22,11 +22,13 @@ use crate::host::api::{
     Question, ResourceInfo, ServerSummary, Ticket,
 };
 use crate::host::api::{SavedReply, SavedView};
+pub use notices::{Announced, notice_bytes};
 
 mod command_keys;
 mod due;
 mod host_events;
 mod modal_keys;
+mod notices;
 mod queue_actions;
 mod search_keys;
 
@@ -176,6 +178,12 @@ pub struct App {
     pub command_line: Option<CommandLine>,
     /// Saved replies and macros (`:reply`, `:macro`).
     pub replies: Vec<SavedReply>,
+    /// How the terminal announces an approval to a lead (`[approvals] notice`).
+    pub notice: crate::config::Notice,
+    /// The approvals announced so far.
+    pub announced: Announced,
+    /// Announcements the terminal has not given yet (see [`App::take_notices`]).
+    pub notices: Vec<String>,
 }
 
 impl App {
@@ -219,6 +227,9 @@ impl App {
             marked: std::collections::BTreeSet::new(),
             command_line: None,
             replies: Vec::new(),
+            notice: crate::config::Notice::default(),
+            announced: Announced::default(),
+            notices: Vec::new(),
         }
     }
 

@@ -93,8 +93,8 @@ fn figures(report: &Report, width: usize) -> Vec<Line<'static>> {
     lines.push(Line::from(vec![
         label("Approvals"),
         Span::raw(format!(
-            "{} asked · {} answered · {} withdrawn · {} open",
-            a.asked, a.answered, a.withdrawn, a.open
+            "{} asked · {} answered · {} withdrawn · {} lapsed · {} open",
+            a.asked, a.answered, a.withdrawn, a.lapsed, a.open
         )),
     ]));
     for (lead, answers) in a.by_lead.iter().take(LEADS_SHOWN) {

@@ -101,7 +101,10 @@ async fn desk_loop(
                 None => return Ok(()),
             },
             event = handle.events.recv() => match event {
-                Some(event) => app.on_host(event),
+                Some(event) => {
+                    app.on_host(event);
+                    announce(terminal, app)?;
+                }
                 None => return Ok(()),
             },
             question = handle.questions.recv() => {
@@ -111,6 +114,22 @@ async fn desk_loop(
             }
         }
     }
+}
+
+/// Gives the terminal the desk's notices (a lead's new approval) out of band: the bell or a
+/// desktop notice, between frames.
+fn announce(terminal: &mut Term, app: &mut App) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let term_program = std::env::var("TERM_PROGRAM").ok();
+    let backend = terminal.backend_mut();
+    for text in app.take_notices() {
+        backend.write_all(&crate::ui::app::notice_bytes(
+            app.notice,
+            term_program.as_deref(),
+            &text,
+        ))?;
+    }
+    backend.flush()
 }
 
 /// Asks the host for a ticket's history without waiting for room in the command channel:

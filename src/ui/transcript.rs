@@ -124,6 +124,7 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
         EntryKind::AskedLead { .. }
         | EntryKind::LeadAnswered { .. }
         | EntryKind::Withdrawn { .. }
+        | EntryKind::FellBack { .. }
         | EntryKind::RunContinued { .. } => push_approval_entry(lines, entry, width),
         EntryKind::Received { .. } | EntryKind::Delivery { .. } | EntryKind::Solved { .. } => {
             mail::push_mail_entry(lines, entry, width)
@@ -175,6 +176,24 @@ fn push_approval_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usi
                 one_line(by),
                 clean(reason)
             );
+            push_wrapped(lines, &text, width, theme::warning(), "  ");
+        }
+        EntryKind::FellBack {
+            approval,
+            after,
+            to,
+        } => {
+            let text = match to {
+                Some(lead) => format!(
+                    "approval {approval} passed on to lead {}: no lead answered within {}",
+                    one_line(lead),
+                    one_line(after)
+                ),
+                None => format!(
+                    "approval {approval} declined by the desk's rule: no lead answered within {}; the ticket is its asker's again",
+                    one_line(after)
+                ),
+            };
             push_wrapped(lines, &text, width, theme::warning(), "  ");
         }
         EntryKind::RunContinued { approval } => {
@@ -264,6 +283,7 @@ fn push_person_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize
         | EntryKind::AskedLead { .. }
         | EntryKind::LeadAnswered { .. }
         | EntryKind::Withdrawn { .. }
+        | EntryKind::FellBack { .. }
         | EntryKind::RunContinued { .. }
         | EntryKind::Received { .. }
         | EntryKind::Delivery { .. }

@@ -57,6 +57,18 @@ async fn file_approval(asker: &PgRecord, ticket: &str) -> i64 {
 
 /// The same, with the form's message as the asker's desk stored it.
 async fn file_approval_saying(asker: &PgRecord, ticket: &str, message: &str) -> i64 {
+    file_approval_as(asker, ticket, message, None)
+        .await
+        .expect("filed")
+}
+
+/// The same, with the asker's fallback: the record's answer.
+async fn file_approval_as(
+    asker: &PgRecord,
+    ticket: &str,
+    message: &str,
+    fallback: Option<(Duration, Option<String>)>,
+) -> Result<i64, PgError> {
     asker.claim(ticket).await.expect("claimed");
     asker.append(&started(ticket)).await.expect("started");
     let (approval, _) = asker
@@ -72,10 +84,10 @@ async fn file_approval_saying(asker: &PgRecord, ticket: &str, message: &str) -> 
             form: json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}}),
             message: message.into(),
             request_state: Some("state".into()),
+            fallback,
         })
-        .await
-        .expect("filed");
-    approval.id
+        .await?;
+    Ok(approval.id)
 }
 
 fn answered(ticket: &str, approval: i64, by: &str) -> String {
@@ -506,4 +518,125 @@ async fn export_with_a_store_writes_the_teams_record() {
     let texts: Vec<&str> = lines.iter().filter_map(|l| l["text"].as_str()).collect();
     assert_eq!(texts, ["first", "second"]);
     assert!(lines.iter().all(|l| l["by"] == team.ana.name.as_str()));
+}
+
+fn fell_back(ticket: &str, approval: i64, to: Option<&str>) -> String {
+    let body = json!({
+        "event": "approval_fell_back", "ticket": ticket, "approval": approval, "after": "30m",
+        "to": to,
+    });
+    format!(
+        "INSERT INTO desk.events (ticket, kind, body) VALUES ('{ticket}', 'approval_fell_back', '{body}')"
+    )
+}
+
+/// An approval falls back only when its asker's wait is over, once, as filed: nobody lapses
+/// one early or writes its event by hand; the fallback's reach lends nobody a withdraw; one
+/// lapsed is answered by no lead; and a fallback names only a lead of the team.
+#[tokio::test]
+async fn an_approval_falls_back_only_when_due_once_and_as_filed() {
+    let Some((pg, team)) = team().await else {
+        return;
+    };
+    let (ana, bo, lee) = (
+        desk(&team.ana).await,
+        desk(&team.bo).await,
+        desk(&team.lee).await,
+    );
+    let declined = Some((Duration::from_secs(1800), None));
+    let id = file_approval_as(&ana, "T-0006", "Release?", declined)
+        .await
+        .expect("filed");
+    let lapse = format!(
+        "UPDATE desk.approvals SET fell_back_at = now(), closed = 'lapsed', closed_by = current_user, closed_at = now() WHERE id = {id}"
+    );
+    // Not due: nothing to lapse, no event to write, nothing for a desk to do.
+    assert_eq!(attack(&team.bo, "", &lapse).await, Ok(0));
+    let refused = attack(&team.bo, "", &fell_back("T-0006", id, None)).await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("\"fell_back_as_it_falls\"")),
+        "{refused:?}"
+    );
+    assert!(bo.fall_back_due().await.expect("looked").is_empty());
+
+    // Due, by the test's clock.
+    pg.admin()
+        .await
+        .execute(
+            "UPDATE desk.approvals SET asked_at = now() - interval '31 minutes' WHERE id = $1",
+            &[&id],
+        )
+        .await
+        .expect("aged");
+    // bo may carry out the fallback, but not withdraw ana's request through it, nor pass it
+    // to anyone, nor close it otherwise.
+    for attempt in [
+        format!(
+            "UPDATE desk.approvals SET fell_back_at = now(), closed = 'withdrawn', closed_by = current_user, closed_at = now() WHERE id = {id}"
+        ),
+        format!(
+            "UPDATE desk.approvals SET closed = 'withdrawn', closed_by = current_user, closed_at = now() WHERE id = {id}"
+        ),
+        format!(
+            "UPDATE desk.approvals SET fell_back_at = now(), closed = 'accepted', closed_by = current_user, closed_at = now() WHERE id = {id}"
+        ),
+        format!("UPDATE desk.approvals SET fell_back_at = now() WHERE id = {id}"),
+    ] {
+        let refused = attack(&team.bo, "", &attempt).await;
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.starts_with("new row violates row-level security policy")),
+            "{attempt}: {refused:?}"
+        );
+    }
+    // Through bo's desk: once, with its event; a second look and a second event find nothing.
+    let done = bo.fall_back_due().await.expect("fell back");
+    assert_eq!(done.len(), 1);
+    assert!(matches!(
+        &done[0].stored.event,
+        Event::ApprovalFellBack { approval, to: None, after, .. } if *approval == id && after == "30m"
+    ));
+    assert!(bo.fall_back_due().await.expect("looked").is_empty());
+    assert!(ana.fall_back_due().await.expect("looked").is_empty());
+    let again = attack(&team.bo, "", &fell_back("T-0006", id, None)).await;
+    assert!(again.is_err(), "a second fallback event: {again:?}");
+    let approval = lee.approval(id).await.expect("read");
+    assert_eq!(
+        approval.closed,
+        Some(("lapsed".to_owned(), team.bo.name.clone()))
+    );
+    assert!(matches!(
+        lee.take_approval(id).await,
+        Err(PgError::ApprovalClosed { .. })
+    ));
+
+    // A fallback goes to a lead, never to staff.
+    let to_staff = file_approval_as(
+        &ana,
+        "T-0007",
+        "Release?",
+        Some((Duration::from_secs(1800), Some(team.bo.name.clone()))),
+    )
+    .await;
+    assert!(
+        to_staff
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("falls_back_to_a_lead")),
+        "{to_staff:?}"
+    );
+    let to_lead = file_approval_as(
+        &ana,
+        "T-0008",
+        "Release?",
+        Some((Duration::from_secs(1800), Some(team.lee.name.clone()))),
+    )
+    .await
+    .expect("filed for lee");
+    assert_eq!(
+        lee.approval(to_lead).await.expect("read").fallback,
+        Some((Duration::from_secs(1800), Some(team.lee.name.clone())))
+    );
 }

@@ -97,12 +97,17 @@ struct Seat {
 
 impl Seat {
     fn new(person: &Person, shop: &Shop) -> Self {
+        Self::with(person, shop, "")
+    }
+
+    /// A seat whose config says `more` besides the shop.
+    fn with(person: &Person, shop: &Shop, more: &str) -> Self {
         let dir = tempfile::tempdir().expect("dir");
         let config = dir.path().join("desk.toml");
         std::fs::write(
             &config,
             format!(
-                "[servers.shop]\nurl = \"http://{}/mcp\"\nheaders = {{ Authorization = \"Bearer {}\" }}\n",
+                "[servers.shop]\nurl = \"http://{}/mcp\"\nheaders = {{ Authorization = \"Bearer {}\" }}\n{more}",
                 shop.addr,
                 token(person)
             ),
@@ -874,4 +879,160 @@ async fn a_staff_members_own_refund_call_goes_to_a_lead_on_a_team() {
         e,
         Event::ApprovalAnswered { by, action, .. } if *by == w.team.lee.name && action == "accept"
     )), "{events:?}");
+}
+
+/// The asker's rule for an approval no lead answers within 30 minutes.
+fn fallback(to: &str) -> String {
+    format!("[approvals]\nfallback_after = \"30m\"\nfallback = \"{to}\"\n")
+}
+
+/// Makes approval `id` as old as `minutes`, as the database's clock sees it: the test's
+/// control of time (nobody on the team can change when an approval was asked).
+async fn age(w: &World, id: i64, minutes: i64) {
+    let aged = w
+        .pg
+        .admin()
+        .await
+        .execute(
+            &format!(
+                "UPDATE desk.approvals SET asked_at = now() - interval '{minutes} minutes' WHERE id = $1"
+            ),
+            &[&id],
+        )
+        .await
+        .expect("aged");
+    assert_eq!(aged, 1);
+}
+
+fn fell_back(events: &[Event]) -> Vec<(String, Option<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalFellBack { after, to, .. } => Some((after.clone(), to.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// No lead answers within the asker's 30 minutes: whichever of the open desks sees it due
+/// first (a lead's and a staff member's here) declines it back to the asker, once, on the
+/// record; nothing is released, and the ticket is in front of a person again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_no_lead_answers_in_time_goes_back_to_its_asker_declined() {
+    let Some(w) = world(&[]).await else {
+        return;
+    };
+    let ana = Seat::with(&w.team.ana, &w.shop, &fallback("declined"));
+    let id = run_parks(&ana, &w.source, &w.shop).await;
+    let (lee, bo) = (w.seat(&w.team.lee), w.seat(&w.team.bo));
+    let lead_desk = lee.desk(&w.source);
+    let staff_desk = bo.desk(&w.source);
+    lead_desk
+        .screen
+        .wait_for("1 approval open (A), waiting")
+        .await;
+    staff_desk.screen.wait_for("Queue (all) 48/48").await;
+    let record = w.record().await;
+    // Open desks leave an approval that is not due alone.
+    age(&w, id, 29).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(record.open_approvals().await.expect("approvals").len(), 1);
+
+    age(&w, id, 31).await;
+    until("the approval falls back", || async {
+        record.open_approvals().await.expect("approvals").is_empty()
+    })
+    .await;
+    // Every desk has looked again since: still one fallback.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    lead_desk.quit().await;
+    staff_desk.quit().await;
+    let approval = record.approval(id).await.expect("approval");
+    assert_eq!(
+        approval.closed.as_ref().map(|(how, _)| how.as_str()),
+        Some("lapsed")
+    );
+    let events = t0003_events(&record).await;
+    assert_eq!(fell_back(&events), [("30m".to_owned(), None)], "{events:?}");
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
+    let state = record
+        .state("T-0003")
+        .await
+        .expect("state")
+        .expect("T-0003");
+    assert_eq!(state.state, Lifecycle::NeedsPerson, "{state:?}");
+    let reason = state.reason.unwrap_or_default();
+    assert!(
+        reason.contains(&format!("approval {id} was declined by the desk's rule"))
+            && reason.contains("within 30m"),
+        "{reason}"
+    );
+    let refunds = w.shop.refunds();
+    assert_eq!(refunds[0].status, RefundStatus::Held, "{refunds:?}");
+}
+
+/// The asker's rule names a second lead: both leads' desks announce the approval when it is
+/// asked (a desktop notice here), and when no lead has answered in time it goes to the one
+/// named, whose desk says it is theirs and announces it again; they release it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_no_lead_answers_in_time_goes_to_the_lead_named_whose_desk_hears_of_it() {
+    let Some(w) = world(&["lou"]).await else {
+        return;
+    };
+    let lou = &w.leads[0];
+    let ana = Seat::with(&w.team.ana, &w.shop, &fallback(&lou.name));
+    let notice = "[approvals]\nnotice = \"desktop\"\n";
+    let (lee, lou_seat) = (
+        Seat::with(&w.team.lee, &w.shop, notice),
+        Seat::with(lou, &w.shop, notice),
+    );
+    let lee_desk = lee.desk(&w.source);
+    let lou_desk = lou_seat.desk(&w.source);
+    lee_desk.screen.wait_for("Queue (all) 48/48").await;
+    lou_desk.screen.wait_for("Queue (all) 48/48").await;
+    let id = run_parks(&ana, &w.source, &w.shop).await;
+    let asked = format!(
+        "\x1b]9;approval {id} waits for a lead: T-0003, shop.issue_refund, asked by {}\x07",
+        w.team.ana.name
+    );
+    for desk in [&lee_desk, &lou_desk] {
+        desk.screen.wait_for("1 approval open (A), waiting").await;
+        desk.screen.wait_for_bytes(asked.as_bytes()).await;
+    }
+
+    age(&w, id, 31).await;
+    lou_desk.screen.wait_for(&format!("yours: {id}")).await;
+    lou_desk
+        .screen
+        .wait_for_bytes(
+            format!("\x1b]9;approval {id} is yours: no lead answered it in time").as_bytes(),
+        )
+        .await;
+    let lee_screen = lee_desk.screen.wait_for("waiting 31m").await;
+    assert!(!lee_screen.contains("yours:"), "{lee_screen}");
+    lee_desk.quit().await;
+    lou_desk.quit().await;
+
+    let record = w.record().await;
+    let open = record.open_approvals().await.expect("approvals");
+    assert_eq!(open.len(), 1, "passed on, still open: {open:?}");
+    assert!(open[0].fell_back);
+    let events = t0003_events(&record).await;
+    assert_eq!(
+        fell_back(&events),
+        [("30m".to_owned(), Some(lou.name.clone()))],
+        "{events:?}"
+    );
+    let (ok, said) = lou_seat.command(&["approvals"]).await;
+    assert!(
+        ok && said.contains(&format!("passed to {}: no lead answered in time", lou.name)),
+        "{said}"
+    );
+    let (ok, said) = lou_seat.approve(id).await;
+    assert!(ok, "{said}");
+    let refunds = w.shop.refunds();
+    assert_eq!(refunds[0].status, RefundStatus::Released, "{refunds:?}");
+    assert_eq!(refunds[0].released_by.as_deref(), Some(lou.name.as_str()));
+    let events = t0003_events(&record).await;
+    crate::invariants::assert_the_record_keeps_its_promises(&events, &allow());
 }

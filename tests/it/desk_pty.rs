@@ -37,6 +37,32 @@ impl Screen {
     }
 }
 
+impl Screen {
+    /// Waits until the terminal has been sent `what` (an escape sequence, the bell), which the
+    /// screen's text does not show.
+    pub async fn wait_for_bytes(&self, what: &[u8]) {
+        let started = Instant::now();
+        loop {
+            if self
+                .raw
+                .lock()
+                .expect("raw")
+                .windows(what.len())
+                .any(|w| w == what)
+            {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "waited for {:?} to be sent; the screen shows:\n{}",
+                String::from_utf8_lossy(what),
+                self.text()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 /// Processes whose environment carries `mark` (children inherit it).
 fn processes_marked(mark: &str) -> Vec<u32> {
     let needle = format!("SUPPORT_DESK_TEST_MARK={mark}");

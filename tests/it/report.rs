@@ -283,7 +283,7 @@ fn whole_day(lee: &str) -> Value {
             "sent": 5, "model_unchanged": 3, "model_edited": 1, "by_hand": 1, "handed_over": 1,
         },
         "approvals": {
-            "asked": 2, "answered": 2, "withdrawn": 0, "open": 0,
+            "asked": 2, "answered": 2, "withdrawn": 0, "lapsed": 0, "open": 0,
             // 40m and 2h.
             "wait": spread(2, 4800, 7200),
             "by_lead": {lee: {"accepted": 1, "declined": 1, "cancelled": 0}},
@@ -407,6 +407,7 @@ async fn the_report_of_the_same_day_on_a_teams_record_gives_the_same_figures() {
                         form: json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}}),
                         message: message.clone(),
                         request_state: Some("state".into()),
+                        fallback: None,
                     })
                     .await
                     .expect("filed");

@@ -1,14 +1,16 @@
-//! Approvals on screen: a ticket waiting for a lead, the lead's count and list, opening one,
-//! withdrawing one, and the run going on from a lead's answer.
+//! Approvals on screen: a ticket waiting for a lead, the lead's count and list with the
+//! oldest's wait, opening one, withdrawing one, the run going on from a lead's answer, and a
+//! lead hearing of a new approval and of one passed to them.
 
 use crossterm::event::KeyCode;
 use serde_json::json;
+use support_desk::config::Notice;
 use support_desk::host::api::{
     ApprovalView, Command, Field, FieldKind, FormAsk, FormKind, Outcome, Pending, Question,
 };
 use support_desk::host::events::HostEvent;
 use support_desk::record::Event;
-use support_desk::ui::app::Modal;
+use support_desk::ui::app::{Modal, notice_bytes};
 
 use crate::ui_desk::{
     app, asks_for, ctrl, happen, key, look_at, model_call, record, screen, tool_call,
@@ -73,6 +75,7 @@ fn open_approval() -> ApprovalView {
             kind: FieldKind::Boolean { default: None },
         }],
         answering_by: None,
+        passed_to: None,
     }
 }
 
@@ -103,12 +106,21 @@ fn a_ticket_waiting_for_a_lead_says_so_and_x_withdraws_its_approval_with_why() {
     );
 }
 
+/// Twelve minutes after approval 7 was asked.
+fn twelve_minutes_on() -> i64 {
+    1_798_000_000_000 + 12 * 60_000
+}
+
 #[test]
 fn a_lead_sees_the_open_approvals_and_opens_one_from_the_list() {
     let mut lead = app().on_team(true);
+    lead.clock = twelve_minutes_on;
     lead.on_host(HostEvent::Approvals(vec![open_approval()]));
     let shown = screen(&lead, 120, 36);
-    assert!(shown.contains("1 approval open (A)"), "{shown}");
+    assert!(
+        shown.contains("1 approval open (A), waiting 12m"),
+        "{shown}"
+    );
     assert_eq!(
         lead.on_key(key(KeyCode::Char('A'))),
         Some(Command::ListApprovals)
@@ -188,4 +200,83 @@ fn the_run_going_on_from_a_lead_answer_shows_who_answered_and_the_outcome() {
         happen(&mut app, &record, event);
     }
     insta::assert_snapshot!("desk_continued_after_a_lead_120x36", screen(&app, 120, 36));
+}
+
+/// A lead's desk announces each approval it may answer once as it appears, and once more
+/// when one is passed to them because no lead answered it in time; never their own request,
+/// never to staff.
+#[test]
+fn a_lead_hears_of_a_new_approval_once_and_again_when_it_is_passed_to_them() {
+    let mut lead = app().on_team(true);
+    lead.clock = twelve_minutes_on;
+    lead.on_host(HostEvent::Approvals(vec![open_approval()]));
+    assert_eq!(
+        lead.take_notices(),
+        ["approval 7 waits for a lead: T-0003, shop.issue_refund, asked by ana"]
+    );
+    lead.on_host(HostEvent::Approvals(vec![open_approval()]));
+    assert!(lead.take_notices().is_empty(), "told once");
+
+    let passed = ApprovalView {
+        passed_to: Some("dana".into()),
+        ..open_approval()
+    };
+    lead.on_host(HostEvent::Approvals(vec![passed.clone()]));
+    assert_eq!(
+        lead.take_notices(),
+        [
+            "approval 7 is yours: no lead answered it in time (T-0003, shop.issue_refund, asked by ana)"
+        ]
+    );
+    lead.on_host(HostEvent::Approvals(vec![passed.clone()]));
+    assert!(lead.take_notices().is_empty(), "told once");
+    let shown = screen(&lead, 120, 36);
+    assert!(shown.contains("waiting 12m · yours: 7"), "{shown}");
+    insta::assert_snapshot!("desk_approval_passed_to_you_120x36", shown);
+    insta::assert_snapshot!("desk_approval_passed_to_you_80x24", screen(&lead, 80, 24));
+
+    // Two new at once are one notice; someone else's passed approval is not news to this lead.
+    let mut other = app().on_team(true);
+    let second = ApprovalView {
+        id: 8,
+        ticket: "T-0005".into(),
+        ..open_approval()
+    };
+    other.on_host(HostEvent::Approvals(vec![
+        ApprovalView {
+            passed_to: Some("lee".into()),
+            ..open_approval()
+        },
+        second,
+    ]));
+    assert_eq!(other.take_notices(), ["2 approvals wait for a lead"]);
+
+    // Nothing for staff, nor for a lead's own request.
+    let mut staff = app_on_staff();
+    staff.on_host(HostEvent::Approvals(vec![passed]));
+    assert!(staff.take_notices().is_empty());
+    let mut asker = app().on_team(true);
+    asker.on_host(HostEvent::Approvals(vec![ApprovalView {
+        asked_by: "dana".into(),
+        ..open_approval()
+    }]));
+    assert!(asker.take_notices().is_empty());
+}
+
+#[test]
+fn a_notice_is_the_bell_or_a_desktop_notice_with_no_control_characters() {
+    let text = "approval 7 waits\x07\x1b]9;evil\x07 for a lead";
+    assert_eq!(notice_bytes(Notice::Bell, Some("WezTerm"), text), b"\x07");
+    assert_eq!(notice_bytes(Notice::None, None, text), b"");
+    assert_eq!(notice_bytes(Notice::Auto, None, text), b"\x07");
+    let desktop = notice_bytes(Notice::Auto, Some("WezTerm"), text);
+    assert_eq!(desktop, notice_bytes(Notice::Desktop, None, text));
+    assert!(desktop.starts_with(b"\x1b]9;approval 7 waits"));
+    assert!(desktop.ends_with(b"for a lead\x07"));
+    assert_eq!(
+        desktop.iter().filter(|&&b| b == 0x1b || b == 0x07).count(),
+        2,
+        "one sequence, opened and closed once: {:?}",
+        String::from_utf8_lossy(&desktop)
+    );
 }

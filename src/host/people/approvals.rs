@@ -6,6 +6,7 @@
 //! goes on from it (see [`crate::host::run::continuation`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{ElicitRequestParams, InputResponses};
 use serde_json::Value;
@@ -47,6 +48,14 @@ impl Host {
             form: parked.form.clone(),
             message: parked.message.clone(),
             request_state: parked.request_state.clone(),
+            // Checked when the config was loaded.
+            fallback: self
+                .config
+                .approvals
+                .fallback()
+                .ok()
+                .flatten()
+                .map(|f| (f.after, f.to)),
         };
         let (approval, appended) = self
             .record
@@ -77,6 +86,48 @@ impl Host {
             Ok(open) => {
                 let _ = self.events.send(HostEvent::Approvals(open));
             }
+            Err(problem) => tracing::warn!(%problem, "could not list the open approvals"),
+        }
+    }
+
+    /// Watches the team's approvals while the desk is open: carries out each fallback as it
+    /// falls due (any desk of the team may; the record lets each happen once), and tells the
+    /// driver the open ones again every minute, so their ages on screen move. `None` on one
+    /// person's desk, where nothing is filed.
+    pub fn watch_approvals(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        self.record.team_url()?;
+        let host = Arc::clone(self);
+        Some(tokio::spawn(async move {
+            let mut ticks = 0u32;
+            loop {
+                tokio::time::sleep(WATCH_EVERY).await;
+                ticks = ticks.wrapping_add(1);
+                let fell_back = match host.record.fall_back_due().await {
+                    Ok(done) => done,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not carry out the approvals' fallbacks; trying again");
+                        vec![]
+                    }
+                };
+                let changed = !fell_back.is_empty();
+                for appended in fell_back {
+                    host.announce(appended);
+                }
+                if changed || ticks.is_multiple_of(AGES_EVERY) {
+                    host.approvals_ageing(changed).await;
+                }
+            }
+        }))
+    }
+
+    /// The open approvals to the driver: always after a change, else only while some are
+    /// open (an idle desk with nothing waiting is not woken).
+    async fn approvals_ageing(&self, changed: bool) {
+        match self.approvals().await {
+            Ok(open) if changed || !open.is_empty() => {
+                let _ = self.events.send(HostEvent::Approvals(open));
+            }
+            Ok(_) => {}
             Err(problem) => tracing::warn!(%problem, "could not list the open approvals"),
         }
     }
@@ -330,6 +381,11 @@ impl Host {
     }
 }
 
+/// How often a team's desk looks for approvals whose fallback is due.
+const WATCH_EVERY: Duration = Duration::from_secs(5);
+/// Every this many looks (a minute), the open approvals go to the driver again for their ages.
+const AGES_EVERY: u32 = 12;
+
 /// An approval as people read it: the form's fields as the host shows any form.
 pub fn view(approval: &Approval) -> ApprovalView {
     let params: Option<ElicitRequestParams> = serde_json::from_value(approval.form.clone()).ok();
@@ -357,5 +413,9 @@ pub fn view(approval: &Approval) -> ApprovalView {
             _ => vec![],
         },
         answering_by: approval.answering_by.clone(),
+        passed_to: approval
+            .fell_back
+            .then(|| approval.fallback.as_ref().and_then(|(_, to)| to.clone()))
+            .flatten(),
     }
 }

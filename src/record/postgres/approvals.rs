@@ -4,6 +4,8 @@
 //! the asker may withdraw it. Each step is also an event on the ticket, in the same
 //! transaction, so the ticket's history and its state say where the approval stands.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 use tokio_postgres::{GenericClient, Row};
 
@@ -34,6 +36,9 @@ pub struct NewApproval {
     pub form: Value,
     pub message: String,
     pub request_state: Option<String>,
+    /// How long it waits for any lead, and then the lead it goes to (`None`: declined back to
+    /// its asker); no fallback, and it waits until answered or withdrawn.
+    pub fallback: Option<(Duration, Option<String>)>,
 }
 
 /// An approval as the record holds it.
@@ -54,13 +59,25 @@ pub struct Approval {
     pub asked_at: i64,
     /// The lead whose desk is answering it now, if any.
     pub answering_by: Option<String>,
-    /// `accepted`, `declined`, `cancelled` or `withdrawn` once closed, with by whom.
+    /// `accepted`, `declined`, `cancelled`, `withdrawn` or `lapsed` once closed, with by
+    /// whom.
     pub closed: Option<(String, String)>,
+    /// How long it waits for any lead, and then the lead it goes to (`None`: declined).
+    pub fallback: Option<(Duration, Option<String>)>,
+    /// Whether its fallback has happened.
+    pub fell_back: bool,
 }
 
 const COLUMNS: &str = "id, ticket, turn, server, origin, tool, arguments, request_key, form,
     request_state, asked_by, desk.unix_ms(asked_at),
-    CASE WHEN answering_until > now() THEN answering_by END, closed, closed_by";
+    CASE WHEN answering_until > now() THEN answering_by END, closed, closed_by,
+    extract(epoch FROM fallback_after)::bigint, fallback_to, fell_back_at IS NOT NULL";
+
+/// An approval whose fallback is due now: open, not passed on yet, waited long enough, and no
+/// lead's desk answering it this moment.
+const DUE: &str = "closed IS NULL AND fell_back_at IS NULL AND fallback_after IS NOT NULL
+    AND asked_at + fallback_after <= now()
+    AND (answering_by IS NULL OR answering_until IS NULL OR answering_until <= now())";
 
 impl PgRecord {
     /// Files `asked` for the team's leads and notes it on the ticket (whose run stops there);
@@ -99,6 +116,59 @@ impl PgRecord {
             return Err(PgError::NotHolding { ticket, holder });
         }
         Err(refused.into())
+    }
+
+    /// Carries out every fallback that is due (see `schema_6.sql`): each approval passed on
+    /// to its lead, or closed as lapsed, with its event on the ticket, in one transaction
+    /// each. Another desk doing the same at the same moment does each only once: the one that
+    /// finds it still due does it.
+    pub async fn fall_back_due(&self) -> Result<Vec<Appended>, PgError> {
+        let due: Vec<i64> = {
+            let client = self.client().await?;
+            client
+                .query(
+                    &format!("SELECT id FROM desk.approvals WHERE {DUE} ORDER BY id"),
+                    &[],
+                )
+                .await?
+                .iter()
+                .map(|row| row.get(0))
+                .collect()
+        };
+        let mut done = Vec::new();
+        for id in due {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await?;
+            tx.execute(TAKE_TURN, &[]).await?;
+            let row = tx
+                .query_opt(
+                    &format!(
+                        "UPDATE desk.approvals SET fell_back_at = clock_timestamp(),
+                             closed = CASE WHEN fallback_to IS NULL THEN 'lapsed' END,
+                             closed_by = CASE WHEN fallback_to IS NULL THEN current_user END,
+                             closed_at = CASE WHEN fallback_to IS NULL THEN clock_timestamp() END
+                         WHERE id = $1 AND {DUE}
+                         RETURNING ticket, extract(epoch FROM fallback_after)::bigint, fallback_to"
+                    ),
+                    &[&id],
+                )
+                .await?;
+            // Another desk did it first, or a lead's desk took it meanwhile.
+            let Some(row) = row else {
+                continue;
+            };
+            let secs: i64 = row.get(1);
+            let event = Event::ApprovalFellBack {
+                ticket: row.get(0),
+                approval: id,
+                after: wait_words(Duration::from_secs(u64::try_from(secs).unwrap_or(0))),
+                to: row.get(2),
+            };
+            let appended = self.append_in(&tx, &event).await?;
+            tx.commit().await?;
+            done.push(appended);
+        }
+        Ok(done)
     }
 
     /// Every open approval, oldest first.
@@ -280,16 +350,38 @@ impl PgRecord {
     }
 }
 
+/// `30m`, `2h`, `1h 30m`, `2d`: a fallback's wait in the words the config uses.
+fn wait_words(after: Duration) -> String {
+    let minutes = after.as_secs() / 60;
+    let (days, hours, minutes) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
+    let parts: Vec<String> = [(days, "d"), (hours, "h"), (minutes, "m")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    if parts.is_empty() {
+        format!("{}s", after.as_secs())
+    } else {
+        parts.join(" ")
+    }
+}
+
 async fn insert(
     tx: &impl GenericClient,
     asked: &NewApproval,
 ) -> Result<Row, tokio_postgres::Error> {
     let turn = i32::try_from(asked.turn).unwrap_or(i32::MAX);
+    let fallback_secs: Option<f64> = asked
+        .fallback
+        .as_ref()
+        .map(|(after, _)| after.as_secs_f64());
+    let fallback_to: Option<&str> = asked.fallback.as_ref().and_then(|(_, to)| to.as_deref());
     tx.query_one(
         &format!(
             "INSERT INTO desk.approvals (ticket, turn, server, origin, tool, arguments,
-                 request_key, form, request_state)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
+                 request_key, form, request_state, fallback_after, fallback_to)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10 * interval '1 second', $11)
+             RETURNING {COLUMNS}"
         ),
         &[
             &asked.ticket,
@@ -301,6 +393,8 @@ async fn insert(
             &asked.request_key,
             &asked.form,
             &asked.request_state,
+            &fallback_secs,
+            &fallback_to,
         ],
     )
     .await
@@ -313,6 +407,13 @@ fn decode(row: &Row) -> Result<Approval, PgError> {
     };
     let closed: Option<String> = row.get(13);
     let closed_by: Option<String> = row.get(14);
+    let fallback_secs: Option<i64> = row.get(15);
+    let fallback = fallback_secs.map(|secs| {
+        (
+            Duration::from_secs(u64::try_from(secs).unwrap_or(0)),
+            row.get::<_, Option<String>>(16),
+        )
+    });
     Ok(Approval {
         id: row.get(0),
         ticket: row.get(1),
@@ -328,5 +429,20 @@ fn decode(row: &Row) -> Result<Approval, PgError> {
         asked_at: row.get(11),
         answering_by: row.get(12),
         closed: closed.zip(closed_by),
+        fallback,
+        fell_back: row.get(17),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_reads_as_the_config_writes_it() {
+        assert_eq!(wait_words(Duration::from_secs(1800)), "30m");
+        assert_eq!(wait_words(Duration::from_secs(5400)), "1h 30m");
+        assert_eq!(wait_words(Duration::from_secs(2 * 86_400)), "2d");
+        assert_eq!(wait_words(Duration::from_secs(5)), "5s");
+    }
 }

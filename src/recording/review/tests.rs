@@ -170,6 +170,7 @@ fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
             EntryKind::AskedLead { .. } => "asked a lead",
             EntryKind::LeadAnswered { .. } => "lead answered",
             EntryKind::Withdrawn { .. } => "withdrawn",
+            EntryKind::FellBack { .. } => "fell back",
             EntryKind::RunContinued { .. } => "run continued",
             EntryKind::Received { .. } => "received",
             EntryKind::Delivery { .. } => "delivery",

@@ -54,6 +54,7 @@ impl App {
                 {
                     self.form_arrived();
                 }
+                self.hear_of_approvals(&approvals);
                 self.approvals = approvals;
             }
             HostEvent::Trust(trust) => self.trust = trust,

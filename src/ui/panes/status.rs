@@ -1,6 +1,8 @@
-//! The status bar: the desk's name, each server with its revision and how many tools it
-//! offers (or that it asks for a sign-in, with the key, or that it is down), on a team who you are and whether you are a lead, the
-//! selected ticket's model calls, and the model.
+//! The status bar: the desk's name; for a lead, the team's open approvals first (how many,
+//! how long the oldest has waited, which were passed to them), where a narrow terminal keeps
+//! them; each server with its revision and how many tools it offers (or that it asks for a
+//! sign-in, with the key, or that it is down); on a team who you are and whether you are a
+//! lead; the selected ticket's model calls; and the model.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -15,6 +17,9 @@ use crate::ui::theme;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled(" Support Desk ", theme::title())];
+    if app.lead == Some(true) && !app.approvals.is_empty() {
+        spans.push(Span::styled(approvals_text(app), theme::warning()));
+    }
     for server in &app.servers {
         spans.push(Span::raw("│ "));
         let style = if server.error.is_some() {
@@ -31,18 +36,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             format!("you: {} ({role}) ", one_line(&app.staff)),
             theme::title(),
         ));
-        if lead && !app.approvals.is_empty() {
-            spans.push(Span::styled(
-                format!(
-                    "│ {} open (A) ",
-                    match app.approvals.len() {
-                        1 => "1 approval".to_owned(),
-                        n => format!("{n} approvals"),
-                    }
-                ),
-                theme::warning(),
-            ));
-        }
     }
     if let Some(item) = app.current() {
         spans.push(Span::raw(format!(
@@ -53,6 +46,31 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     spans.push(Span::raw("│ "));
     spans.push(Span::styled(one_line(&app.model), theme::dim()));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `1 approval open (A), waiting 12m`, with the oldest's wait, and which were passed to
+/// this lead because no lead answered them in time.
+fn approvals_text(app: &App) -> String {
+    let open = match app.approvals.len() {
+        1 => "1 approval".to_owned(),
+        n => format!("{n} approvals"),
+    };
+    let oldest = app.approvals.iter().map(|a| a.asked_at).min().unwrap_or(0);
+    let waited = u64::try_from((app.now() - oldest) / 1000).unwrap_or(0);
+    let mut text = format!(
+        "│ {open} open (A), waiting {} ",
+        crate::report::span(waited)
+    );
+    let passed: Vec<String> = app
+        .approvals
+        .iter()
+        .filter(|a| a.passed_to.as_deref() == Some(app.staff.as_str()))
+        .map(|a| a.id.to_string())
+        .collect();
+    if !passed.is_empty() {
+        text.push_str(&format!("· yours: {} ", passed.join(", ")));
+    }
+    text
 }
 
 /// `shop 2026-07-28 · 5 tools`, `shop: sign in (L)`, or `shop down`.
