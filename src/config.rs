@@ -20,7 +20,7 @@ mod mail;
 mod oauth;
 pub use approvals::{ApprovalsConfig, Fallback, Notice};
 pub use desk::{DeskSection, FirstTool, IdentifierPattern, KeyList, Preset, ThemeConfig};
-pub use mail::{ImapConfig, MailConfig, SlaConfig, SmtpConfig};
+pub use mail::{ImapConfig, MailConfig, SlaConfig, SlaTagConfig, SmtpConfig};
 pub use oauth::OAuthConfig;
 
 pub const DEFAULT_TOML: &str = include_str!("../config/desk.toml");

@@ -275,7 +275,9 @@ fn backlog(counted: &[(&String, &TicketFacts)], settings: &Settings<'_>) -> Back
 }
 
 /// Late now is what the queue shows ([`crate::sla::due_at`]); a first reply is late when it
-/// went after the first-response target counted from the ticket's arrival.
+/// went after the first-response target counted from the ticket's arrival. Both use the
+/// targets of the tags the ticket carries as the record stands at the report's moment, not
+/// those it carried when the reply went: a tag put on later moves an old reply's target too.
 fn late(counted: &[(&String, &TicketFacts)], sla: &Sla, settings: &Settings<'_>) -> Late {
     let files: HashMap<&str, &Ticket> = settings
         .tickets
@@ -294,7 +296,7 @@ fn late(counted: &[(&String, &TicketFacts)], sla: &Sla, settings: &Settings<'_>)
             late.now_tickets.push((*id).clone());
         }
         if let Some(sent) = facts.first_sent_at {
-            match sla.due(facts.arrived_at(), false, sent) {
+            match sla.due(&facts.state.tags, facts.arrived_at(), false, sent) {
                 Due::Late(_) => late.first_reply_late += 1,
                 Due::At(_) | Due::Soon(_) => late.first_reply_in_time += 1,
             }

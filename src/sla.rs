@@ -5,7 +5,13 @@
 //! when a reply goes or the conversation is solved; a pending ticket is not due. Only time
 //! inside the business hours counts: a message on Friday evening with a four-hour target is
 //! due on Monday at 13:00. Everything here is arithmetic on plain values.
+//!
+//! A tag can carry targets of its own (`[sla.tags.NAME]`): a ticket is timed against the
+//! tightest targets among the tags it carries now, or the defaults when none of them has any.
+//! [`Sla::targets`] is the one place that choice is made, so the desk, `queue` and the report
+//! cannot disagree on when a ticket is due.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -28,10 +34,41 @@ pub struct BusinessHours {
 #[derive(Debug, Clone)]
 pub struct Sla {
     pub hours: BusinessHours,
-    pub first_response: Duration,
-    pub next_reply: Duration,
     /// "Due soon" within this much wall-clock time of the due moment.
     pub warn_within: Duration,
+    /// Every ticket's targets unless its tags have their own.
+    defaults: Targets,
+    /// The tags with targets of their own, each filled from the defaults where its table
+    /// leaves a clock out.
+    by_tag: BTreeMap<String, Targets>,
+}
+
+/// The business time a ticket's answers may take, one target per clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Targets {
+    /// The first answer to a ticket.
+    pub first_response: Duration,
+    /// Every answer after the customer writes again.
+    pub next_reply: Duration,
+}
+
+impl Targets {
+    /// The target of the clock that runs: next reply once the desk has answered before.
+    pub fn of(self, replied: bool) -> Duration {
+        if replied {
+            self.next_reply
+        } else {
+            self.first_response
+        }
+    }
+
+    /// The tighter of the two, clock by clock.
+    fn tightest(self, other: Self) -> Self {
+        Self {
+            first_response: self.first_response.min(other.first_response),
+            next_reply: self.next_reply.min(other.next_reply),
+        }
+    }
 }
 
 /// Where a ticket stands against its target, at a moment.
@@ -86,7 +123,7 @@ impl Due {
 /// When `ticket`'s next answer is due (unix ms): `None` when nothing waits for one (a
 /// conversation pending, solved or closed). A ticket by mail is timed from the customer's
 /// unanswered message; one from a tickets.json from the time it says it was received (in the
-/// shop's zone) until the desk replies.
+/// shop's zone) until the desk replies. The targets are those of the tags `state` carries.
 pub fn due_at(sla: &Sla, ticket: &Ticket, state: &TicketState) -> Option<i64> {
     if state.conversation != Conversation::Open {
         return None;
@@ -98,7 +135,7 @@ pub fn due_at(sla: &Sla, ticket: &Ticket, state: &TicketState) -> Option<i64> {
         }
         None => return None,
     };
-    Some(sla.due(since, state.replied, since).at())
+    Some(sla.due(&state.tags, since, state.replied, since).at())
 }
 
 /// `3d 4h`, `1h 20m`, `35m`, `0m`.
@@ -128,6 +165,22 @@ pub enum SlaError {
     Holiday(String),
     #[error("[sla] business_hours names no working time at all, so nothing could ever be due")]
     NoHours,
+    #[error(
+        "[sla.tags.{tag}] {what} \"{value}\" is not a duration; write it as 30m, 4h, 1h30m or 2d"
+    )]
+    TagDuration {
+        tag: String,
+        what: &'static str,
+        value: String,
+    },
+    #[error("[sla.tags.{tag}] is not a tag: {why}")]
+    TagName { tag: String, why: String },
+    #[error("[sla.tags.{tag}] names the tag {kept:?}; write the table as [sla.tags.{kept}]")]
+    TagSpelling { tag: String, kept: String },
+    #[error(
+        "[sla.tags.{0}] sets no target; give it first_response, next_reply or both, or remove it"
+    )]
+    TagEmpty(String),
 }
 
 impl Sla {
@@ -142,20 +195,71 @@ impl Sla {
     ) -> Result<Self, SlaError> {
         Ok(Self {
             hours: BusinessHours::new(business_hours, time_zone, holidays)?,
-            first_response: duration("first_response", first_response)?,
-            next_reply: duration("next_reply", next_reply)?,
             warn_within: duration("warn_within", warn_within)?,
+            defaults: Targets {
+                first_response: duration("first_response", first_response)?,
+                next_reply: duration("next_reply", next_reply)?,
+            },
+            by_tag: BTreeMap::new(),
         })
     }
 
-    /// Where a ticket whose clock started at `since` stands at `now` (unix ms); `replied`
-    /// says whether the desk has answered it before (the next-reply target then).
-    pub fn due(&self, since: i64, replied: bool, now: i64) -> Due {
-        let target = if replied {
-            self.next_reply
-        } else {
-            self.first_response
+    /// The settings with targets for tickets tagged `tag` (`[sla.tags.TAG]`): a clock left
+    /// out keeps the default. The tag must be written as the desk keeps tags (`refund`, not
+    /// `Refund`), so the table is found by what `support-desk tag` records.
+    pub fn with_tag(
+        mut self,
+        tag: &str,
+        first_response: Option<&str>,
+        next_reply: Option<&str>,
+    ) -> Result<Self, SlaError> {
+        let kept = crate::record::tag_name(tag).map_err(|why| SlaError::TagName {
+            tag: tag.to_owned(),
+            why,
+        })?;
+        if kept != tag {
+            return Err(SlaError::TagSpelling {
+                tag: tag.to_owned(),
+                kept,
+            });
+        }
+        if first_response.is_none() && next_reply.is_none() {
+            return Err(SlaError::TagEmpty(tag.to_owned()));
+        }
+        let read = |what: &'static str, text: Option<&str>, default: Duration| match text {
+            None => Ok(default),
+            Some(text) => duration(what, text).map_err(|_| SlaError::TagDuration {
+                tag: tag.to_owned(),
+                what,
+                value: text.to_owned(),
+            }),
         };
+        let targets = Targets {
+            first_response: read(
+                "first_response",
+                first_response,
+                self.defaults.first_response,
+            )?,
+            next_reply: read("next_reply", next_reply, self.defaults.next_reply)?,
+        };
+        self.by_tag.insert(kept, targets);
+        Ok(self)
+    }
+
+    /// The targets of a ticket tagged `tags`: for each clock the tightest of its tags that
+    /// have targets, or the defaults when none has.
+    pub fn targets(&self, tags: &[String]) -> Targets {
+        tags.iter()
+            .filter_map(|tag| self.by_tag.get(tag).copied())
+            .reduce(Targets::tightest)
+            .unwrap_or(self.defaults)
+    }
+
+    /// Where a ticket tagged `tags` whose clock started at `since` stands at `now` (unix
+    /// ms); `replied` says whether the desk has answered it before (the next-reply target
+    /// then).
+    pub fn due(&self, tags: &[String], since: i64, replied: bool, now: i64) -> Due {
+        let target = self.targets(tags).of(replied);
         Due::of(self.hours.add(since, target), now, self.warn_within)
     }
 }
@@ -379,17 +483,187 @@ mod tests {
         let sla = berlin();
         let since = ms("2026-12-07T09:00:00Z");
         assert_eq!(
-            sla.due(since, false, ms("2026-12-07T10:00:00Z")),
+            sla.due(&[], since, false, ms("2026-12-07T10:00:00Z")),
             Due::At(ms("2026-12-07T13:00:00Z"))
         );
-        let soon = sla.due(since, false, ms("2026-12-07T12:10:00Z"));
+        let soon = sla.due(&[], since, false, ms("2026-12-07T12:10:00Z"));
         assert_eq!(soon, Due::Soon(ms("2026-12-07T13:00:00Z")));
         assert_eq!(soon.words(ms("2026-12-07T12:10:00Z")), "due 50m");
-        let late = sla.due(since, false, ms("2026-12-07T13:35:00Z"));
+        let late = sla.due(&[], since, false, ms("2026-12-07T13:35:00Z"));
         assert_eq!(late.words(ms("2026-12-07T13:35:00Z")), "late 35m");
         // After a first reply, the next-reply target: eight business hours, seven on
         // Monday from 10:00 and one on Tuesday: 10:00 Berlin.
-        assert_eq!(sla.due(since, true, since).at(), ms("2026-12-08T09:00:00Z"));
+        assert_eq!(
+            sla.due(&[], since, true, since).at(),
+            ms("2026-12-08T09:00:00Z")
+        );
+    }
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    fn tags(names: &[&str]) -> Vec<String> {
+        names.iter().map(|&name| name.to_owned()).collect()
+    }
+
+    /// Berlin's week with a one-hour first response for refunds, two hours on both clocks
+    /// for `vip`, a one-hour next reply for `chatty`, and a looser two days for `wholesale`.
+    fn berlin_with_tags() -> Sla {
+        berlin()
+            .with_tag("refund", Some("1h"), None)
+            .and_then(|sla| sla.with_tag("vip", Some("2h"), Some("2h")))
+            .and_then(|sla| sla.with_tag("chatty", None, Some("1h")))
+            .and_then(|sla| sla.with_tag("wholesale", Some("16h"), None))
+            .expect("tag settings")
+    }
+
+    #[test]
+    fn the_tightest_target_of_a_tickets_tags_wins_clock_by_clock() {
+        let sla = berlin_with_tags();
+        let both = tags(&["refund", "vip"]);
+        assert_eq!(
+            sla.targets(&both),
+            Targets {
+                first_response: HOUR,
+                next_reply: 2 * HOUR,
+            },
+            "refund's first response, vip's next reply"
+        );
+        // Friday 16:30 Berlin: half an hour on Friday, the weekend off, half an hour on
+        // Monday: the first answer is due Monday 09:30 Berlin, where the default four hours
+        // would run to 12:30.
+        let friday = ms("2026-12-04T15:30:00Z");
+        assert_eq!(
+            sla.due(&both, friday, false, friday).at(),
+            ms("2026-12-07T08:30:00Z")
+        );
+        assert_eq!(
+            sla.due(&[], friday, false, friday).at(),
+            ms("2026-12-07T11:30:00Z")
+        );
+        // The next reply: vip's two hours, Monday 10:30 Berlin.
+        assert_eq!(
+            sla.due(&both, friday, true, friday).at(),
+            ms("2026-12-07T09:30:00Z")
+        );
+        // Seen at Monday 09:45 Berlin, the tagged ticket is late and the untagged one due.
+        let monday = ms("2026-12-07T08:45:00Z");
+        assert_eq!(
+            sla.due(&both, friday, false, monday),
+            Due::Late(ms("2026-12-07T08:30:00Z"))
+        );
+        assert_eq!(
+            sla.due(&[], friday, false, monday),
+            Due::At(ms("2026-12-07T11:30:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_tag_with_only_a_next_reply_keeps_the_default_first_response() {
+        let sla = berlin_with_tags();
+        let chatty = tags(&["chatty"]);
+        assert_eq!(
+            sla.targets(&chatty),
+            Targets {
+                first_response: 4 * HOUR,
+                next_reply: HOUR,
+            }
+        );
+        // Monday 16:00 Berlin: an hour that day, three on Tuesday for the first response;
+        // the one-hour next reply ends at Monday's close.
+        let since = ms("2026-12-07T15:00:00Z");
+        assert_eq!(
+            sla.due(&chatty, since, false, since).at(),
+            ms("2026-12-08T11:00:00Z")
+        );
+        assert_eq!(
+            sla.due(&chatty, since, true, since).at(),
+            ms("2026-12-07T16:00:00Z")
+        );
+        // Beside refund, whose table leaves next_reply out (the default eight hours),
+        // chatty's hour is still the tighter next reply.
+        assert_eq!(
+            sla.targets(&tags(&["chatty", "refund"])),
+            Targets {
+                first_response: HOUR,
+                next_reply: HOUR,
+            }
+        );
+    }
+
+    #[test]
+    fn a_ticket_without_tagged_targets_keeps_the_defaults_and_a_looser_tag_loosens() {
+        let sla = berlin_with_tags();
+        let defaults = berlin().targets(&[]);
+        assert_eq!(
+            defaults,
+            Targets {
+                first_response: 4 * HOUR,
+                next_reply: 8 * HOUR,
+            }
+        );
+        assert_eq!(sla.targets(&[]), defaults);
+        assert_eq!(sla.targets(&tags(&["late-parcel"])), defaults);
+        // A ticket of tickets.json, received Thursday 24 December 16:00 Berlin, untagged and
+        // tagged with a tag without targets: due as before, Monday the 28th 12:00 Berlin (the
+        // 25th a holiday).
+        let ticket = Ticket {
+            ticket_id: "T-0001".into(),
+            received_at: "2026-12-24T16:00".into(),
+            ..Ticket::default()
+        };
+        let mut state = TicketState::new("T-0001");
+        assert_eq!(
+            due_at(&sla, &ticket, &state),
+            Some(ms("2026-12-28T11:00:00Z"))
+        );
+        state.tags = tags(&["late-parcel"]);
+        assert_eq!(
+            due_at(&sla, &ticket, &state),
+            Some(ms("2026-12-28T11:00:00Z"))
+        );
+        // Tagged wholesale: sixteen business hours, one on Thursday, eight on Monday and seven
+        // on Tuesday: Tuesday 29th 16:00 Berlin.
+        state.tags = tags(&["late-parcel", "wholesale"]);
+        assert_eq!(
+            due_at(&sla, &ticket, &state),
+            Some(ms("2026-12-29T15:00:00Z"))
+        );
+        // And tagged refund now, as well: the tighter hour, Thursday's last, 17:00 Berlin.
+        state.tags = tags(&["refund", "wholesale"]);
+        assert_eq!(
+            due_at(&sla, &ticket, &state),
+            Some(ms("2026-12-24T16:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_tag_table_that_cannot_be_read_names_its_table() {
+        let bad = |tag: &str, first: Option<&str>, next: Option<&str>| {
+            berlin()
+                .with_tag(tag, first, next)
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(
+            bad("refund", Some("soon"), None),
+            "[sla.tags.refund] first_response \"soon\" is not a duration; write it as 30m, 4h, 1h30m or 2d"
+        );
+        assert_eq!(
+            bad("refund", Some("1h"), Some("0m")),
+            "[sla.tags.refund] next_reply \"0m\" is not a duration; write it as 30m, 4h, 1h30m or 2d"
+        );
+        assert_eq!(
+            bad("late parcel", Some("1h"), None),
+            "[sla.tags.late parcel] is not a tag: a tag is letters, digits, - and _; \"late parcel\" holds ' '"
+        );
+        assert_eq!(
+            bad("Refund", Some("1h"), None),
+            "[sla.tags.Refund] names the tag \"refund\"; write the table as [sla.tags.refund]"
+        );
+        assert_eq!(
+            bad("refund", None, None),
+            "[sla.tags.refund] sets no target; give it first_response, next_reply or both, or remove it"
+        );
     }
 
     #[test]

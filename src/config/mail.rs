@@ -2,6 +2,7 @@
 //! SMTP server replies go out through. Passwords are never in the file: it names the
 //! environment variable that holds each.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -161,6 +162,19 @@ pub struct SlaConfig {
     /// The status bar warns of a ticket due within this (`1h`).
     #[serde(default = "default_warn_within")]
     pub warn_within: String,
+    /// `[sla.tags.NAME]`: targets for tickets with that tag, tighter or looser.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, SlaTagConfig>,
+}
+
+/// `[sla.tags.NAME]`: a tag's own targets; a clock left out keeps `[sla]`'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlaTagConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_response: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_reply: Option<String>,
 }
 
 fn default_warn_within() -> String {
@@ -170,13 +184,20 @@ fn default_warn_within() -> String {
 impl SlaConfig {
     /// The settings, read and checked.
     pub fn build(&self) -> Result<crate::sla::Sla, crate::sla::SlaError> {
-        crate::sla::Sla::new(
+        let sla = crate::sla::Sla::new(
             &self.first_response,
             &self.next_reply,
             &self.business_hours,
             &self.time_zone,
             &self.holidays,
             &self.warn_within,
-        )
+        )?;
+        self.tags.iter().try_fold(sla, |sla, (tag, targets)| {
+            sla.with_tag(
+                tag,
+                targets.first_response.as_deref(),
+                targets.next_reply.as_deref(),
+            )
+        })
     }
 }

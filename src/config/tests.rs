@@ -206,3 +206,37 @@ fn env_references_are_resolved_and_literals_kept() {
     assert_eq!(resolve_value("plain"), Ok("plain".to_owned()));
     assert!(resolve_value("${SUPPORT_DESK_SURELY_UNSET_VARIABLE}").is_err());
 }
+
+#[test]
+fn sla_tag_tables_are_read_and_one_that_cannot_be_is_refused_naming_it() {
+    const SLA: &str = "[sla]\nfirst_response = \"4h\"\nnext_reply = \"8h\"\nbusiness_hours = \"Mon-Fri 09:00-17:00\"\ntime_zone = \"Europe/Berlin\"\n";
+    let with = |tags: &str| {
+        DeskConfig::from_layers(&[("d", DEFAULT_TOML), ("mine", &format!("{SLA}{tags}"))])
+    };
+    let config =
+        with("[sla.tags.refund]\nfirst_response = \"1h\"\n[sla.tags.vip]\nnext_reply = \"2h\"\n")
+            .expect("valid");
+    let sla = config.sla.expect("[sla]").build().expect("targets");
+    let hour = Duration::from_secs(3600);
+    assert_eq!(
+        sla.targets(&["refund".to_owned(), "vip".to_owned()]),
+        crate::sla::Targets {
+            first_response: hour,
+            next_reply: 2 * hour,
+        }
+    );
+
+    let refused = |tags: &str| with(tags).expect_err("refused").to_string();
+    assert_eq!(
+        refused("[sla.tags.refund]\nfirst_response = \"an hour\"\n"),
+        "[sla.tags.refund] first_response \"an hour\" is not a duration; write it as 30m, 4h, 1h30m or 2d"
+    );
+    assert!(
+        refused("[sla.tags.\"late parcel\"]\nnext_reply = \"1h\"\n")
+            .starts_with("[sla.tags.late parcel] is not a tag: a tag is letters, digits, - and _")
+    );
+    assert!(
+        refused("[sla.tags.refund]\nfirst_reply = \"1h\"\n").contains("first_reply"),
+        "a misspelt key is not ignored"
+    );
+}

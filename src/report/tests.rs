@@ -291,3 +291,56 @@ fn an_empty_record_reports_nothing_without_failing() {
     assert!(report.daily.is_empty());
     assert!(report.to_text().contains("0 tickets"));
 }
+
+fn tagged(ticket: &str, tag: &str, removed: bool) -> Event {
+    Event::Tagged {
+        ticket: ticket.into(),
+        by: "dana".into(),
+        tag: tag.into(),
+        removed,
+    }
+}
+
+#[test]
+fn late_counts_use_the_targets_of_the_tags_a_ticket_carries_as_the_record_stands() {
+    // Round the clock in UTC: four hours for a first answer, one for a refund.
+    let sla = crate::sla::Sla::new("4h", "8h", "Mon-Sun 00:00-24:00", "UTC", &[], "1h")
+        .and_then(|sla| sla.with_tag("refund", Some("1h"), None))
+        .expect("settings");
+    let files = [Ticket {
+        ticket_id: "T-4".into(),
+        received_at: "2026-12-07T00:00".into(),
+        ..Ticket::default()
+    }];
+    let events = [
+        // T-1, untagged: answered after 1h30m, inside four hours.
+        stored(1, 0, "dana", started("T-1")),
+        stored(2, 90, "dana", sent("T-1")),
+        // T-2, a refund: the same 1h30m is late.
+        stored(3, 0, "dana", started("T-2")),
+        stored(4, 5, "dana", tagged("T-2", "refund", false)),
+        stored(5, 90, "dana", sent("T-2")),
+        // T-3 was a refund when its reply went, and is not now: counted on the default.
+        stored(6, 0, "dana", started("T-3")),
+        stored(7, 5, "dana", tagged("T-3", "refund", false)),
+        stored(8, 90, "dana", sent("T-3")),
+        stored(9, 100, "dana", tagged("T-3", "refund", true)),
+        // T-4 came at midnight by the tickets file, is a refund and waits: late at 02:00,
+        // where four hours would not be.
+        stored(10, 1, "dana", tagged("T-4", "refund", false)),
+    ];
+    let at_two = Settings {
+        sla: Some(&sla),
+        tickets: &files,
+        ..settings(120)
+    };
+    assert_eq!(
+        of(&events, &at_two).late,
+        Some(Late {
+            now: 1,
+            now_tickets: vec!["T-4".into()],
+            first_reply_late: 1,
+            first_reply_in_time: 2,
+        })
+    );
+}

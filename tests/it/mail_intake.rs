@@ -214,6 +214,72 @@ fn a_mailbox_that_cannot_be_read_stops_the_command_with_what_to_do() {
     assert!(said.contains("needs new/, cur/ and tmp/"), "{said}");
 }
 
+/// Round the clock in UTC: four hours for a first answer, one for a refund.
+const SLA_WITH_REFUNDS: &str = "\n[sla]\nfirst_response = \"4h\"\nnext_reply = \"8h\"\nbusiness_hours = \"Mon-Sun 00:00-24:00\"\ntime_zone = \"UTC\"\n\n[sla.tags.refund]\nfirst_response = \"1h\"\n";
+
+/// `queue --json`'s `due` and `due_at` for `ticket`.
+fn due_of(queue: &[Value], ticket: &str) -> (Value, Value) {
+    let row = queue
+        .iter()
+        .find(|row| row["id"] == ticket)
+        .unwrap_or_else(|| panic!("{ticket} in {queue:#?}"));
+    (row["due"].clone(), row["due_at"].clone())
+}
+
+#[test]
+fn a_tag_with_a_tighter_target_makes_its_ticket_due_sooner_for_as_long_as_it_carries_it() {
+    let desk = MailDesk::new(SLA_WITH_REFUNDS);
+    // Two tickets that came in two hours ago, by the wall clock `queue` reads.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970");
+    let received = (i64::try_from(now.as_secs()).expect("seconds") - 2 * 3600) * 1000;
+    let at = |ms: i64| support_desk::record::rfc3339(ms);
+    let tickets = serde_json::json!([
+        {"ticket_id": "T-0001", "received_at": at(received), "subject": "Refund", "body": "Refund me."},
+        {"ticket_id": "T-0002", "received_at": at(received), "subject": "Parcel", "body": "Where is it?"},
+    ]);
+    std::fs::write(desk.dir.path().join("tickets.json"), tickets.to_string()).expect("tickets");
+    let tag = |args: &[&str]| {
+        let out = desk.run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    tag(&["tag", "T-0001", "refund"]);
+
+    let queue = desk.queue();
+    let hour = 3_600_000;
+    assert_eq!(
+        due_of(&queue, "T-0001"),
+        (Value::from("late"), Value::from(at(received + hour))),
+        "a refund is due within the hour"
+    );
+    assert_eq!(
+        due_of(&queue, "T-0002"),
+        (Value::from("due"), Value::from(at(received + 4 * hour))),
+        "an untagged ticket keeps the four hours"
+    );
+
+    // The tag taken off: the ticket is timed against the default again.
+    tag(&["tag", "T-0001", "refund", "--remove"]);
+    assert_eq!(
+        due_of(&desk.queue(), "T-0001"),
+        (Value::from("due"), Value::from(at(received + 4 * hour)))
+    );
+
+    let broken = MailDesk::new(&SLA_WITH_REFUNDS.replace("\"1h\"", "\"within the hour\""));
+    let out = broken.run(&["queue"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("[sla.tags.refund] first_response \"within the hour\" is not a duration"),
+        "{said}"
+    );
+}
+
 #[test]
 fn with_sla_the_queue_says_when_each_answer_is_due_and_a_bad_sla_stops_every_command() {
     let desk = MailDesk::new(

@@ -1,6 +1,7 @@
 //! Due times on the desk, with `[sla]` and a clock the test sets: the queue in due order
 //! (late first), each row saying how long is left or how late it is, the footer counting the
-//! late and the nearly due; a reply takes a ticket off the clock.
+//! late and the nearly due; a reply takes a ticket off the clock, and a tag with a tighter
+//! target brings its ticket's due time forward while the ticket carries it.
 
 use support_desk::host::api::Sla;
 use support_desk::host::events::HostEvent;
@@ -65,8 +66,12 @@ type Arrival = (fn() -> i64, &'static str, &'static str, &'static str);
 
 /// Three tickets that came in at Berlin 12:50, 09:40 and 09:00 on Monday, seen at 13:35.
 fn desk() -> (App, DeskRecord) {
-    let mut app =
-        App::new(vec![], "replay".into(), "dana".into()).with_sla(sla(), monday_afternoon);
+    desk_timed(sla())
+}
+
+/// The same desk, timed against `sla`.
+fn desk_timed(sla: Sla) -> (App, DeskRecord) {
+    let mut app = App::new(vec![], "replay".into(), "dana".into()).with_sla(sla, monday_afternoon);
     let mut tickets = MailTickets::new("support@fernbrook.example");
     let arrivals: [Arrival; 3] = [
         (|| monday(12, 50), "M-00001", "a@x", "came in last"),
@@ -145,4 +150,43 @@ fn a_reply_takes_a_ticket_off_the_clock() {
     let shown = screen(&app, 120, 36);
     assert!(!shown.contains("late"), "{shown}");
     assert!(shown.contains("1 due within 1h"), "{shown}");
+}
+
+#[test]
+fn a_tag_with_a_tighter_target_moves_its_ticket_up_while_it_carries_it() {
+    let urgent = sla()
+        .with_tag("urgent", Some("30m"), None)
+        .expect("tag settings");
+    let (mut app, record) = desk_timed(urgent);
+    let record = record.with_clock(monday_afternoon);
+    let tag = |app: &mut App, removed: bool| {
+        let event = Event::Tagged {
+            ticket: "M-00001".into(),
+            by: "dana".into(),
+            tag: "urgent".into(),
+            removed,
+        };
+        let appended = record.append(&event).expect("appended");
+        app.on_host(
+            HostEvent::happened(&appended.stored, appended.state.expect("state")).expect("event"),
+        );
+    };
+    tag(&mut app, false);
+    let order = |app: &App| -> Vec<String> {
+        app.items
+            .iter()
+            .map(|i| i.ticket.ticket_id.clone())
+            .collect()
+    };
+    assert_eq!(order(&app), ["M-00003", "M-00001", "M-00002"]);
+    let shown = screen(&app, 120, 36);
+    assert!(
+        shown.contains("late 15m"),
+        "12:50 + 30m = 13:20, seen at 13:35: {shown}"
+    );
+    assert!(shown.contains("2 late, 1 due within 1h"), "{shown}");
+
+    tag(&mut app, true);
+    assert_eq!(order(&app), ["M-00003", "M-00002", "M-00001"]);
+    assert!(screen(&app, 120, 36).contains("due 3h 15m"));
 }
