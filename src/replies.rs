@@ -1,9 +1,11 @@
 //! Saved replies and macros: a text with variables the desk fills from the ticket
 //! (`{customer.name}`, `{ticket.id}`, `{me}`, and `{result.NAME}`, a value by name from the
 //! ticket's tool results), and for a macro the actions that go with it (tags, an assignee, a
-//! note), one event each. The text goes into the reply's editor, where the draft check reads it like
-//! any text: a saved reply cannot promise what no tool did. A variable the ticket has no value
-//! for stays as written, and the check flags it as a placeholder.
+//! note, solving the conversation), one event each. The text goes into the reply's editor, where
+//! the draft check reads it like any text: a saved reply cannot promise what no tool did. A
+//! variable the ticket has no value for stays as written, and the check flags it as a
+//! placeholder. A macro's solve goes with its reply (it is recorded after the send, and only if
+//! the send is); a macro without text acts at once.
 //!
 //! They come from the config (`[replies.NAME]`) and from `replies.toml` in the data
 //! directory (the same shape; it wins on a name both have), checked when loaded.
@@ -20,11 +22,16 @@ use crate::tickets::Ticket;
 /// The file in the data directory that holds the desk's own saved replies.
 pub const REPLIES_FILE: &str = "replies.toml";
 
+/// The one conversation state a macro may set. The others follow from what happens: a
+/// customer's message opens the conversation and a reply sent makes it pending.
+pub const SOLVED: &str = "solved";
+
 /// `[replies.NAME]` as written.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplyConfig {
-    /// The reply, with `{variables}`.
+    /// The reply, with `{variables}`; a macro with actions may leave it out.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// Tags the macro puts on the ticket.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -35,22 +42,40 @@ pub struct ReplyConfig {
     /// An internal note the macro adds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The conversation's state after the macro: only `solved`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
 }
 
 /// A saved reply, read and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedReply {
     pub name: String,
-    pub text: String,
+    /// `None` for a macro that only acts.
+    pub text: Option<String>,
     pub tags: Vec<String>,
     pub assign: Option<String>,
     pub note: Option<String>,
+    /// The macro solves the conversation: with its reply when it has text, else at once.
+    pub solves: bool,
 }
 
 impl SavedReply {
     /// Whether it does more than insert its text.
     pub fn is_macro(&self) -> bool {
-        !self.tags.is_empty() || self.assign.is_some() || self.note.is_some()
+        !self.tags.is_empty() || self.assign.is_some() || self.note.is_some() || self.solves
+    }
+
+    /// What the macro does besides its text, in a few words (`#damaged · assign me · note ·
+    /// solves`), for the list that completes its name.
+    pub fn actions(&self) -> String {
+        let mut said: Vec<String> = self.tags.iter().map(|t| format!("#{t}")).collect();
+        said.extend(self.assign.iter().map(|to| format!("assign {to}")));
+        said.extend(self.note.iter().map(|_| "note".to_owned()));
+        if self.solves {
+            said.push("solves".to_owned());
+        }
+        said.join(" · ")
     }
 }
 
@@ -117,8 +142,21 @@ fn checked(name: &str, config: &ReplyConfig) -> Result<SavedReply, RepliesError>
             "a reply's name is one word, so that :reply NAME finds it".into(),
         ));
     }
-    if config.text.trim().is_empty() {
-        return Err(bad("text is empty; write the reply".into()));
+    let solves = match config.state.as_deref() {
+        None => false,
+        Some(SOLVED) => true,
+        Some(other) => {
+            return Err(bad(format!(
+                "state = {other:?} cannot be set by a macro: it can only solve (state = \"{SOLVED}\"); a customer's message opens a conversation and a reply sent makes it pending"
+            )));
+        }
+    };
+    let acts =
+        !config.tags.is_empty() || config.assign.is_some() || config.note.is_some() || solves;
+    if config.text.trim().is_empty() && !acts {
+        return Err(bad(
+            "text is empty; write the reply (only a macro with tags, assign, note or state may leave it out)".into(),
+        ));
     }
     for variable in variables(&config.text) {
         let known = VARIABLES.contains(&variable)
@@ -140,10 +178,11 @@ fn checked(name: &str, config: &ReplyConfig) -> Result<SavedReply, RepliesError>
         .map_err(bad)?;
     Ok(SavedReply {
         name: name.to_owned(),
-        text: config.text.clone(),
+        text: Some(config.text.clone()).filter(|t| !t.trim().is_empty()),
         tags,
         assign: config.assign.clone(),
         note: config.note.clone(),
+        solves,
     })
 }
 
@@ -313,6 +352,109 @@ mod tests {
         assert!(ok[0].is_macro());
     }
 
+    fn one(config: ReplyConfig) -> Result<SavedReply, RepliesError> {
+        let config = BTreeMap::from([("wrap-up".to_owned(), config)]);
+        load(&config, None).map(|mut replies| replies.remove(0))
+    }
+
+    #[test]
+    fn a_macro_may_solve_the_conversation_and_set_no_other_state() {
+        let solving = one(ReplyConfig {
+            text: "All done, {customer.name}.".into(),
+            state: Some("solved".into()),
+            ..ReplyConfig::default()
+        })
+        .expect("loaded");
+        assert_eq!(
+            solving,
+            SavedReply {
+                name: "wrap-up".into(),
+                text: Some("All done, {customer.name}.".into()),
+                tags: vec![],
+                assign: None,
+                note: None,
+                solves: true,
+            }
+        );
+        assert!(solving.is_macro(), "solving is an action");
+        assert_eq!(solving.actions(), "solves");
+
+        let pending = one(ReplyConfig {
+            text: "Hi".into(),
+            state: Some("pending".into()),
+            ..ReplyConfig::default()
+        })
+        .expect_err("refused");
+        assert_eq!(
+            pending.to_string(),
+            "[replies.wrap-up]: state = \"pending\" cannot be set by a macro: it can only solve (state = \"solved\"); a customer's message opens a conversation and a reply sent makes it pending (README, 'Saved replies and macros')"
+        );
+        let shouted = one(ReplyConfig {
+            text: "Hi".into(),
+            state: Some("Solved".into()),
+            ..ReplyConfig::default()
+        });
+        assert!(
+            shouted.is_err(),
+            "the state is written as the queue writes it"
+        );
+    }
+
+    #[test]
+    fn only_a_macro_with_actions_may_leave_its_text_out() {
+        let quiet = one(ReplyConfig {
+            tags: vec!["spam".into()],
+            state: Some("solved".into()),
+            ..ReplyConfig::default()
+        })
+        .expect("a macro that only acts");
+        assert_eq!((quiet.text, quiet.solves), (None, true));
+        for acts in [
+            ReplyConfig {
+                note: Some("closed as spam".into()),
+                ..ReplyConfig::default()
+            },
+            ReplyConfig {
+                assign: Some("nobody".into()),
+                ..ReplyConfig::default()
+            },
+        ] {
+            assert_eq!(one(acts).expect("loaded").text, None);
+        }
+        let nothing = one(ReplyConfig::default()).expect_err("refused");
+        assert!(nothing.to_string().contains("text is empty"), "{nothing}");
+        let blank = one(ReplyConfig {
+            text: " \n ".into(),
+            ..ReplyConfig::default()
+        });
+        assert!(
+            blank.is_err(),
+            "a saved reply without actions needs its text"
+        );
+    }
+
+    #[test]
+    fn the_data_dirs_file_can_hold_a_solving_macro() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = "[replies.spam]\ntags = [\"spam\"]\nstate = \"solved\"\n[replies.odd]\ntext = \"Hi\"\nstate = \"closed\"\n";
+        std::fs::write(dir.path().join(REPLIES_FILE), file).expect("written");
+        let refused = load(&BTreeMap::new(), Some(dir.path())).expect_err("odd is refused");
+        assert!(
+            refused
+                .to_string()
+                .starts_with("[replies.odd]: state = \"closed\""),
+            "{refused}"
+        );
+        std::fs::write(
+            dir.path().join(REPLIES_FILE),
+            "[replies.spam]\ntags = [\"spam\"]\nstate = \"solved\"\n",
+        )
+        .expect("written");
+        let replies = load(&BTreeMap::new(), Some(dir.path())).expect("loaded");
+        assert_eq!(replies[0].actions(), "#spam · solves");
+        assert_eq!(replies[0].text, None);
+    }
+
     #[test]
     fn the_data_dirs_file_adds_replies_and_wins_on_a_name() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -332,7 +474,7 @@ mod tests {
         let replies = load(&config, Some(dir.path())).expect("loaded");
         let names: Vec<&str> = replies.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["late", "thanks"]);
-        assert_eq!(replies[1].text, "Thanks, {customer.name}!");
+        assert_eq!(replies[1].text.as_deref(), Some("Thanks, {customer.name}!"));
         std::fs::write(dir.path().join(REPLIES_FILE), "[replies.x]\ntxt = 1\n").expect("written");
         assert!(load(&config, Some(dir.path())).is_err());
     }

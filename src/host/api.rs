@@ -71,11 +71,14 @@ pub enum Command {
     },
     /// Send a ticket's reply (by mail for a ticket that came by mail when `[mail.smtp]` is
     /// set, else to the outbox). The text is checked against the ticket's call
-    /// log first; refused while findings are open unless `override_reason` says why.
+    /// log first; refused while findings are open unless `override_reason` says why. With
+    /// `solve` (a macro's `state = "solved"`), the person's solve is recorded after the send,
+    /// and only when the send was.
     SendReply {
         ticket: TicketId,
         text: String,
         override_reason: Option<String>,
+        solve: bool,
     },
     /// A person's word that a ticket's conversation is done, with an optional note.
     Solve {

@@ -155,11 +155,16 @@ async fn handle(
             ticket,
             text,
             override_reason,
+            solve,
         } => {
             let sent = host
                 .send_reply(&ticket, &text, override_reason.as_deref())
                 .await;
             if sent.is_ok() {
+                // The solve goes with the reply: after its send, the way a person's solve goes.
+                if solve {
+                    report(events, host.solve(&ticket, None).await);
+                }
                 host.deliver_if_queued(&ticket).await;
             }
             report(events, sent)

@@ -1,13 +1,23 @@
 //! Owners, tags and views through the real binary on both record engines, and the team's
 //! database deciding who may give whose ticket away, tried as SQL under each person's own
-//! login. PostgreSQL tests skip in one line where it is missing.
+//! login; saved macros at the desk, and the host sending a reply with a macro's solve.
+//! PostgreSQL tests skip in one line where it is missing.
 
 use std::path::Path;
 use std::process::Output;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use support_desk::record::Event;
+use support_desk::config::DeskConfig;
+use support_desk::host::api::{Command, HostEvent, HostHandle};
+use support_desk::host::core::Storage;
+use support_desk::host::task::{self, Answerers, HostSetup};
+use support_desk::model::Model;
+use support_desk::model::replay::ReplayModel;
 use support_desk::record::postgres::{PgError, PgRecord};
+use support_desk::record::{Conversation, Event, Record};
+use support_desk::startup::host_parts;
 
 use crate::pg_cluster::{self, Person};
 use crate::support::BIN;
@@ -374,7 +384,8 @@ async fn owners_and_tags_outlive_a_killed_desk() {
 }
 
 /// A macro under a pseudo-terminal: its text in the editor with the variables filled, sent
-/// as the person's reply, and its tag, owner and note each recorded once.
+/// as the person's reply, its tag, owner and note each recorded once, and its solve recorded
+/// once, after the send.
 #[tokio::test]
 async fn a_macro_fills_the_reply_and_records_each_action_once() {
     let data = tempfile::tempdir().expect("temp dir");
@@ -387,6 +398,7 @@ text = "Hello {customer.id}, thank you for writing about {ticket.id}; we are loo
 tags = ["damaged"]
 assign = "me"
 note = "macro: damaged parcel"
+state = "solved"
 "#,
     )
     .expect("config");
@@ -399,16 +411,29 @@ note = "macro: damaged parcel"
     desk.screen
         .wait_for("Hello C-0173, thank you for writing about T-0004; we are looking into it.")
         .await;
-    desk.press(b"\x13"); // Ctrl-S sends
+    desk.screen
+        .wait_for("sends and solves (macro damaged-parcel)")
+        .await;
+    desk.press(b"\x13"); // Ctrl-S sends, then solves
     desk.screen.wait_for("T-0004 sent").await;
-    let queue = queue_until(data.path(), |q| field(q, "T-0004", "state") == "sent").await;
+    let queue = queue_until(data.path(), |q| {
+        field(q, "T-0004", "conversation") == "solved"
+    })
+    .await;
+    assert_eq!(field(&queue, "T-0004", "state"), &json!("sent"));
     assert_eq!(field(&queue, "T-0004", "tags"), &json!(["damaged"]));
     assert_eq!(field(&queue, "T-0004", "assignee"), &json!("tester"));
-    // The lead's report on the same desk counts the reply as the person's own.
+    // The lead's report on the same desk counts the reply as the person's own, and the
+    // ticket as solved.
     desk.press(b"R");
-    desk.screen
+    let report = desk
+        .screen
         .wait_for("1 sent: 0 as drafted · 0 edited · 1 by hand · 0 handed over")
         .await;
+    assert!(
+        report.contains("open 0 · pending 0 · solved 1 · closed 0"),
+        "{report}"
+    );
     desk.press(b"q");
     desk.screen.wait_for("Queue (all) 48/48").await;
     desk.quit().await;
@@ -432,11 +457,123 @@ note = "macro: damaged parcel"
         .filter(|event| event["ticket"] == "T-0004")
         .map(|event| event["event"].as_str().unwrap_or_default().to_owned())
         .collect();
-    for kind in ["tagged", "assigned", "noted", "sent"] {
+    for kind in ["tagged", "assigned", "noted", "sent", "solved"] {
         assert_eq!(
             kinds.iter().filter(|k| *k == kind).count(),
             1,
             "one {kind}: {kinds:?}"
         );
     }
+    let at = |kind: &str| kinds.iter().position(|k| k == kind);
+    assert!(
+        at("sent") < at("solved"),
+        "the solve follows the send: {kinds:?}"
+    );
+}
+
+/// The host behind a desk on `data`, with no server: a send and a solve call none.
+fn bare_host(data: &Path) -> (HostHandle, Arc<Record>) {
+    let mut config = DeskConfig::bundled();
+    config.servers.clear();
+    let storage =
+        Storage::open(data.to_owned(), "tester", &config.consent.allow).expect("the record opens");
+    let record = storage.record.clone().expect("a data dir's record");
+    let model = Model::Replay(ReplayModel::empty("sends only".to_owned()));
+    let parts = host_parts(
+        config,
+        model,
+        support_desk::tickets::bundled(),
+        storage,
+        None,
+    );
+    let handle = task::spawn(HostSetup {
+        parts,
+        answerers: Answerers {
+            consent: "person: tester".into(),
+            lead: "person: tester".into(),
+        },
+        notes: Default::default(),
+        person_prompt: None,
+    });
+    (handle, record)
+}
+
+/// The host's events until one that `done` holds of, within ten seconds.
+async fn events_until(
+    handle: &mut HostHandle,
+    done: impl Fn(&HostEvent) -> bool,
+) -> Vec<HostEvent> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), handle.events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("the host went quiet; it said {seen:?}"))
+            .expect("the host runs");
+        let last = done(&event);
+        seen.push(event);
+        if last {
+            return seen;
+        }
+    }
+}
+
+/// A reply sent with a macro's solve: refused (a refund promise no tool made, and no
+/// override), nothing is solved; taken, the send and then the person's solve are recorded.
+#[tokio::test]
+async fn a_refused_send_solves_nothing_and_a_taken_one_is_solved_after_it() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let (mut handle, record) = bare_host(data.path());
+    let send = |text: &str| Command::SendReply {
+        ticket: "T-0009".into(),
+        text: text.into(),
+        override_reason: None,
+        solve: true,
+    };
+    handle
+        .commands
+        .send(send("Your refund of EUR 161.96 is on its way."))
+        .await
+        .expect("the host takes commands");
+    let said = events_until(
+        &mut handle,
+        |e| matches!(e, HostEvent::Problem(p) if p.contains("T-0009 has open check findings")),
+    )
+    .await;
+    let solved_on_the_way = said
+        .iter()
+        .any(|e| matches!(e, HostEvent::Happened { state, .. } if state.solved.is_some()));
+    assert!(!solved_on_the_way, "{said:?}");
+    let state = record.state("T-0009").await.expect("read").expect("edited");
+    assert_eq!(
+        (state.sent, state.solved, state.conversation),
+        (None, None, Conversation::Open)
+    );
+
+    handle
+        .commands
+        .send(send("Hello Hanna, sorry about the cracked mug. We will look up what the refund for the pair would be and write to you with the amount before you send anything back."))
+        .await
+        .expect("the host takes commands");
+    events_until(
+        &mut handle,
+        |e| matches!(e, HostEvent::Happened { state, .. } if state.solved.is_some()),
+    )
+    .await;
+    let kinds: Vec<&str> = record
+        .ticket_events("T-0009")
+        .await
+        .expect("read")
+        .iter()
+        .map(|stored| stored.event.kind())
+        .collect();
+    assert_eq!(kinds, ["draft_edited", "draft_edited", "sent", "solved"]);
+    let state = record.state("T-0009").await.expect("read").expect("solved");
+    assert_eq!(state.conversation, Conversation::Solved);
+    assert_eq!(state.solved.map(|s| s.by), Some("tester".to_owned()));
+    handle
+        .commands
+        .send(Command::Shutdown)
+        .await
+        .expect("the host takes commands");
+    events_until(&mut handle, |e| matches!(e, HostEvent::Stopped)).await;
 }

@@ -212,24 +212,42 @@ fn f_steps_through_every_view_and_then_the_saved_ones() {
 }
 
 fn replies() -> Vec<support_desk::replies::SavedReply> {
-    let config = [(
-        "damaged-parcel".to_owned(),
-        support_desk::replies::ReplyConfig {
-            text: "Hello {customer.id}, we are sorry that parcel {result.tracking_number} of order {result.order_id} arrived damaged. We have asked the carrier to look into it. {me}".into(),
-            tags: vec!["damaged".into()],
-            assign: Some("me".into()),
-            note: Some("carrier asked about the damage".into()),
-        },
-    )]
+    use support_desk::replies::ReplyConfig;
+    let config = [
+        (
+            "damaged-parcel".to_owned(),
+            ReplyConfig {
+                text: "Hello {customer.id}, we are sorry that parcel {result.tracking_number} of order {result.order_id} arrived damaged. We have asked the carrier to look into it. {me}".into(),
+                tags: vec!["damaged".into()],
+                assign: Some("me".into()),
+                note: Some("carrier asked about the damage".into()),
+                ..ReplyConfig::default()
+            },
+        ),
+        (
+            "wrap-up".to_owned(),
+            ReplyConfig {
+                text: "Hello {customer.id}, parcel {result.tracking_number} shows as delivered, so we are closing this conversation. {me}".into(),
+                state: Some("solved".into()),
+                ..ReplyConfig::default()
+            },
+        ),
+        (
+            "spam".to_owned(),
+            ReplyConfig {
+                tags: vec!["spam".into()],
+                state: Some("solved".into()),
+                ..ReplyConfig::default()
+            },
+        ),
+    ]
     .into_iter()
     .collect();
     support_desk::replies::load(&config, None).expect("replies")
 }
 
-#[test]
-fn a_macro_fills_the_editor_from_the_ticket_and_sets_tag_owner_and_note() {
-    let mut app = app().with_replies(replies());
-    let record = record();
+/// T-0004 selected, after a run that looked its order up.
+fn t0004_looked_up(app: &mut App, record: &support_desk::record::DeskRecord) {
     for event in [
         Event::TicketStarted {
             ticket: "T-0004".into(),
@@ -252,10 +270,17 @@ fn a_macro_fills_the_editor_from_the_ticket_and_sets_tag_owner_and_note() {
             truncated: false,
         },
     ] {
-        happen(&mut app, &record, event);
+        happen(app, record, event);
     }
-    typed(&mut app, "jjj");
-    crate::ui_desk::answer_asks(&mut app, &record);
+    typed(app, "jjj");
+    crate::ui_desk::answer_asks(app, record);
+}
+
+#[test]
+fn a_macro_fills_the_editor_from_the_ticket_and_sets_tag_owner_and_note() {
+    let mut app = app().with_replies(replies());
+    let record = record();
+    t0004_looked_up(&mut app, &record);
     typed(&mut app, ":macro d");
     app.on_key(key(KeyCode::Tab));
     assert_eq!(
@@ -283,4 +308,77 @@ fn a_macro_fills_the_editor_from_the_ticket_and_sets_tag_owner_and_note() {
     );
     insta::assert_snapshot!("desk_macro_120x36", shown);
     insta::assert_snapshot!("desk_macro_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn a_solving_macro_says_so_in_the_editor_and_its_solve_goes_with_the_send() {
+    let mut app = app().with_replies(replies());
+    let record = record();
+    t0004_looked_up(&mut app, &record);
+    typed(&mut app, ":macro wrap-up");
+    assert_eq!(enter(&mut app), None, "nothing goes before the reply");
+    let shown = screen(&app, 120, 36);
+    assert!(
+        shown.contains("Draft reply · sends and solves (macro wrap-up)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("parcel KP842713906 shows as delivered"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("desk_macro_solves_120x36", shown);
+    insta::assert_snapshot!("desk_macro_solves_80x24", screen(&app, 80, 24));
+    let text = "Hello C-0173, parcel KP842713906 shows as delivered, so we are closing this conversation. dana";
+    assert_eq!(
+        app.on_key(crate::ui_desk::ctrl('s')),
+        Some(Command::SendReply {
+            ticket: "T-0004".into(),
+            text: text.into(),
+            override_reason: None,
+            solve: true,
+        })
+    );
+
+    // Closed without sending, the solve is gone: the editor opened again sends only.
+    typed(&mut app, ":macro wrap-up");
+    enter(&mut app);
+    assert!(matches!(
+        app.on_key(key(KeyCode::Esc)),
+        Some(Command::EditDraft { .. })
+    ));
+    app.on_key(key(KeyCode::Char('e')));
+    let shown = screen(&app, 120, 36);
+    assert!(shown.contains("Draft reply"), "{shown}");
+    assert!(!shown.contains("solve"), "{shown}");
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(matches!(
+        app.on_key(crate::ui_desk::ctrl('s')),
+        Some(Command::SendReply { solve: false, .. })
+    ));
+}
+
+#[test]
+fn a_macro_without_text_acts_at_once_and_a_reply_of_it_says_it_has_none() {
+    let mut app = app().with_replies(replies());
+    let record = record();
+    t0004_looked_up(&mut app, &record);
+    typed(&mut app, ":reply spam");
+    assert_eq!(enter(&mut app), None);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("spam has no text, only actions: :macro spam does them")
+    );
+    typed(&mut app, ":macro spam");
+    assert_eq!(
+        enter(&mut app),
+        Some(Command::Each(vec![
+            tag("T-0004", "spam"),
+            Command::Solve {
+                ticket: "T-0004".into(),
+                note: None,
+            },
+        ]))
+    );
+    assert!(app.modal.is_none(), "no editor opens");
+    assert_eq!(app.message.as_deref(), Some(":macro spam on T-0004"));
 }

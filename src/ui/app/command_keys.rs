@@ -5,7 +5,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Filter, Modal, Status};
-use crate::host::api::{Command, EntryKind, Outcome, ReplyValues, fill_reply};
+use crate::host::api::{
+    Command, Conversation, EntryKind, Outcome, ReplyValues, SavedReply, fill_reply,
+};
 use crate::ui::command_line::{self, CommandLine, Known, Parsed, Verb};
 
 impl App {
@@ -149,7 +151,8 @@ impl App {
     }
 
     /// A saved reply into the selected ticket's editor, its variables filled from the ticket
-    /// and its results; as a macro, its tags, assignee and note too, one command each.
+    /// and its results; as a macro, its tags, assignee and note too, one command each, and its
+    /// solve with the reply's send (the editor says so). A macro without text acts at once.
     fn apply_reply(&mut self, name: &str, with_actions: bool) -> Option<Command> {
         let Some(reply) = self.replies.iter().find(|r| r.name == name).cloned() else {
             self.message = Some(format!(
@@ -159,11 +162,28 @@ impl App {
         };
         if !self.marked.is_empty() {
             self.message = Some(
-                "a saved reply goes into one ticket's editor: unmark the tickets (:unmark) and pick one"
+                "a saved reply or macro goes to one ticket: unmark the tickets (:unmark) and pick one"
                     .to_owned(),
             );
             return None;
         }
+        let with_actions = with_actions && reply.is_macro();
+        let Some(text) = &reply.text else {
+            if !with_actions {
+                self.message = Some(format!(
+                    "{name} has no text, only actions: :macro {name} does them"
+                ));
+                return None;
+            }
+            let id = self.current()?.ticket.ticket_id.clone();
+            let commands = self.macro_actions(&reply, &id, true);
+            self.message = Some(if commands.is_empty() {
+                format!("{id} already has all that :macro {name} does")
+            } else {
+                format!(":macro {name} on {id}")
+            });
+            return (!commands.is_empty()).then(|| one_or_each(commands));
+        };
         let item = self.current()?;
         let ticket = item.ticket.clone();
         let results: Vec<String> = self
@@ -182,7 +202,7 @@ impl App {
             .collect();
         let results: Vec<&str> = results.iter().map(String::as_str).collect();
         let filled = fill_reply(
-            &reply.text,
+            text,
             &ReplyValues {
                 ticket: &ticket,
                 me: &self.staff,
@@ -195,37 +215,54 @@ impl App {
             return None;
         };
         editor.paste(&filled);
-        if !with_actions || !reply.is_macro() {
+        if !with_actions {
             return None;
         }
-        let id = ticket.ticket_id;
+        if reply.solves {
+            editor.solve_on_send(&reply.name);
+        }
+        let commands = self.macro_actions(&reply, &ticket.ticket_id, false);
+        (!commands.is_empty()).then(|| one_or_each(commands))
+    }
+
+    /// A macro's tags, assignee and note as commands, each one the ticket does not have
+    /// yet; with `solve_now`, its solve too (a macro without text solves at once).
+    fn macro_actions(&self, reply: &SavedReply, id: &str, solve_now: bool) -> Vec<Command> {
+        let state = self.current().map(|i| &i.state);
         let mut commands: Vec<Command> = reply
             .tags
             .iter()
-            .filter(|tag| !self.current().is_some_and(|i| i.state.tags.contains(tag)))
+            .filter(|tag| !state.is_some_and(|s| s.tags.contains(tag)))
             .map(|tag| Command::Tag {
-                ticket: id.clone(),
+                ticket: id.to_owned(),
                 tag: tag.clone(),
                 removed: false,
             })
             .collect();
         let me = self.staff.as_str();
-        let assignee = self.current().and_then(|i| i.state.assignee.clone());
+        let assignee = state.and_then(|s| s.assignee.as_deref());
         if let Some(to) = &reply.assign
-            && assignee.as_deref() != Some(if to == crate::host::api::ME { me } else { to })
+            && assignee != Some(if to == crate::host::api::ME { me } else { to })
         {
             commands.push(Command::Assign {
-                ticket: id.clone(),
+                ticket: id.to_owned(),
                 to: Some(to.clone()),
             });
         }
         if let Some(note) = &reply.note {
             commands.push(Command::AddNote {
-                ticket: id,
+                ticket: id.to_owned(),
                 text: note.clone(),
             });
         }
-        (!commands.is_empty()).then(|| one_or_each(commands))
+        let solved = state.is_some_and(|s| s.conversation == Conversation::Solved);
+        if solve_now && reply.solves && !solved {
+            commands.push(Command::Solve {
+                ticket: id.to_owned(),
+                note: None,
+            });
+        }
+        commands
     }
 
     /// The model works the targets: one ticket as `w` would, several as a queue run.
@@ -328,13 +365,15 @@ impl App {
             .replies
             .iter()
             .map(|r| {
-                let first: String = r
-                    .text
-                    .split_whitespace()
-                    .take(8)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                (r.name.clone(), first)
+                let help = match &r.text {
+                    Some(text) => text
+                        .split_whitespace()
+                        .take(8)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => r.actions(),
+                };
+                (r.name.clone(), help)
             })
             .collect();
         Known {

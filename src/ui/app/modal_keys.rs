@@ -199,6 +199,7 @@ impl App {
                     ticket,
                     text,
                     override_reason,
+                    solve: editor.solves_on_send(),
                 })
             }
             ModalOutcome::Answered(DraftAction::HandToPerson { note }) => {

@@ -2,7 +2,8 @@
 //!
 //! The draft is the model's words, so it is cleaned before it is shown. While the checks
 //! have open findings, sending needs a reason, which is recorded with the send; nothing
-//! here decides for the person, and closing keeps every edit.
+//! here decides for the person, and closing keeps every edit. A macro that solves opens it
+//! saying so: its solve goes with the send, and closing without sending drops it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
@@ -89,6 +90,8 @@ pub struct DraftEditor {
     checking: bool,
     /// The reply as the record held it when the editor opened (or was last told of).
     opened_with: String,
+    /// The macro whose solve goes with this reply's send; dropped with the editor.
+    solves_with: Option<String>,
 }
 
 impl DraftEditor {
@@ -108,7 +111,18 @@ impl DraftEditor {
             notice: None,
             checking: false,
             opened_with: draft.to_owned(),
+            solves_with: None,
         }
+    }
+
+    /// Sending this reply solves the conversation too, as macro `name` says.
+    pub fn solve_on_send(&mut self, name: &str) {
+        self.solves_with = Some(one_line(name));
+    }
+
+    /// Whether sending this reply solves the conversation.
+    pub fn solves_on_send(&self) -> bool {
+        self.solves_with.is_some()
     }
 
     /// Shows the customer's message (already cleaned) above the draft.
@@ -267,8 +281,12 @@ impl DraftEditor {
             area.width.saturating_sub(4).min(MAX_WIDTH),
             area.height.saturating_sub(2),
         );
+        let title = match &self.solves_with {
+            Some(name) => format!(" Draft reply · sends and solves (macro {name}) "),
+            None => " Draft reply ".to_owned(),
+        };
         let block = Block::bordered()
-            .title(Span::styled(" Draft reply ", theme::title()))
+            .title(Span::styled(title, theme::title()))
             .padding(Padding::horizontal(1));
         let inner = block.inner(modal);
         frame.render_widget(Clear, modal);
@@ -283,6 +301,17 @@ impl DraftEditor {
         );
         header.extend(self.customer_lines(width, inner.height / CUSTOMER_SHARE));
         header.extend(self.findings_lines(width, inner.height / FINDINGS_SHARE));
+        if self.solves_with.is_some() {
+            header.extend(wrapped(
+                Span::styled("Solves  ", theme::dim()),
+                Span::raw("        "),
+                &[(
+                    "Ctrl-S sends this reply, then solves the conversation; Esc closes without solving",
+                    theme::warning(),
+                )],
+                width,
+            ));
+        }
 
         let prompt_rows = match self.mode {
             Mode::Editing => 0,
