@@ -84,6 +84,9 @@ pub enum Command {
     Assign(commands::owners::AssignArgs),
     /// Put a tag on a ticket, or take it off (--remove).
     Tag(commands::owners::TagArgs),
+    /// List the saved replies and macros the desk loads; on a team, a lead sets or removes
+    /// the team's.
+    Replies(commands::replies::RepliesArgs),
 }
 
 /// Runs the command line and turns any error into a message and exit code 1.
@@ -191,5 +194,6 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Solve(args) => commands::solve::execute(args).await,
         Command::Assign(args) => commands::owners::assign(args).await,
         Command::Tag(args) => commands::owners::tag(args).await,
+        Command::Replies(args) => commands::replies::execute(args).await,
     }
 }

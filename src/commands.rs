@@ -18,6 +18,7 @@ pub mod logout;
 pub mod mail;
 pub mod owners;
 pub mod queue;
+pub mod replies;
 pub mod report;
 pub mod review;
 pub mod run;

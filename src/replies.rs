@@ -7,8 +7,10 @@
 //! placeholder. A macro's solve goes with its reply (it is recorded after the send, and only if
 //! the send is); a macro without text acts at once.
 //!
-//! They come from the config (`[replies.NAME]`) and from `replies.toml` in the data
-//! directory (the same shape; it wins on a name both have), checked when loaded.
+//! They come from the config (`[replies.NAME]`), from `replies.toml` in the data directory
+//! (the same shape; it wins on a name both have) and, on a team, from the team's record, which
+//! wins over both ([`layered`]); each is checked when loaded, and a team's before a lead's
+//! desk stores it ([`checked`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::record::postgres::TeamReply;
 use crate::record::tag_name;
 use crate::tickets::Ticket;
 
@@ -93,6 +96,42 @@ pub enum RepliesError {
         path: std::path::PathBuf,
         source: Box<toml::de::Error>,
     },
+    #[error(
+        "{path} is not one saved reply ({source}); write its fields at the top: text = \"…\", and any of tags, assign, note, state"
+    )]
+    One {
+        path: std::path::PathBuf,
+        source: Box<toml::de::Error>,
+    },
+    #[error(
+        "the team's saved reply {name} cannot be read ({source}); a lead sets it again with support-desk replies set {name} --file FILE, or removes it"
+    )]
+    Team {
+        name: String,
+        source: serde_json::Error,
+    },
+}
+
+/// Where a saved reply comes from: a later one wins on a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    /// The config's `[replies.NAME]`.
+    Config,
+    /// `replies.toml` in the data directory.
+    DataDir,
+    /// The team's record.
+    Team,
+}
+
+impl Source {
+    /// How `replies --json` names it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Source::Config => "config",
+            Source::DataDir => "data_dir",
+            Source::Team => "team",
+        }
+    }
 }
 
 /// The variables a reply may name besides `result.NAME`.
@@ -109,30 +148,92 @@ pub fn load(
     config: &BTreeMap<String, ReplyConfig>,
     data_dir: Option<&Path>,
 ) -> Result<Vec<SavedReply>, RepliesError> {
-    let mut all = config.clone();
-    if let Some(path) = data_dir.map(|dir| dir.join(REPLIES_FILE))
-        && path.exists()
-    {
-        let text = std::fs::read_to_string(&path).map_err(|source| RepliesError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct File {
-            #[serde(default)]
-            replies: BTreeMap<String, ReplyConfig>,
-        }
-        let file: File = toml::from_str(&text).map_err(|source| RepliesError::Parse {
-            path,
-            source: Box::new(source),
-        })?;
-        all.extend(file.replies);
-    }
-    all.iter().map(|(name, c)| checked(name, c)).collect()
+    let loaded = layered(config, data_dir, &BTreeMap::new())?;
+    Ok(loaded.into_iter().map(|(reply, _)| reply).collect())
 }
 
-fn checked(name: &str, config: &ReplyConfig) -> Result<SavedReply, RepliesError> {
+/// The replies of the config, of `data_dir`'s file and of the team, checked, in name order,
+/// each with where it comes from: the data directory's wins over the config's on a name, and
+/// the team's over both, so a lead's change reaches every desk of the team.
+pub fn layered(
+    config: &BTreeMap<String, ReplyConfig>,
+    data_dir: Option<&Path>,
+    team: &BTreeMap<String, ReplyConfig>,
+) -> Result<Vec<(SavedReply, Source)>, RepliesError> {
+    let own = match data_dir {
+        Some(dir) => data_dir_file(&dir.join(REPLIES_FILE))?,
+        None => BTreeMap::new(),
+    };
+    let mut all: BTreeMap<&String, (&ReplyConfig, Source)> = BTreeMap::new();
+    for (layer, source) in [
+        (config, Source::Config),
+        (&own, Source::DataDir),
+        (team, Source::Team),
+    ] {
+        all.extend(layer.iter().map(|(name, reply)| (name, (reply, source))));
+    }
+    all.into_iter()
+        .map(|(name, (reply, source))| checked(name, reply).map(|reply| (reply, source)))
+        .collect()
+}
+
+/// The data directory's `replies.toml`; none when there is no such file.
+fn data_dir_file(path: &Path) -> Result<BTreeMap<String, ReplyConfig>, RepliesError> {
+    if !path.exists() {
+        return Ok(BTreeMap::new());
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| RepliesError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        #[serde(default)]
+        replies: BTreeMap<String, ReplyConfig>,
+    }
+    let file: File = toml::from_str(&text).map_err(|source| RepliesError::Parse {
+        path: path.to_owned(),
+        source: Box::new(source),
+    })?;
+    Ok(file.replies)
+}
+
+/// The team's saved replies, as `[replies.NAME]` tables (not checked yet: [`layered`] does).
+pub fn team_layer(rows: &[TeamReply]) -> Result<BTreeMap<String, ReplyConfig>, RepliesError> {
+    rows.iter()
+        .map(|row| {
+            serde_json::from_value(row.reply.clone())
+                .map(|reply| (row.name.clone(), reply))
+                .map_err(|source| RepliesError::Team {
+                    name: row.name.clone(),
+                    source,
+                })
+        })
+        .collect()
+}
+
+/// One reply's table read from `path` (`text = …`, `tags = […]`, … at the top), for a lead
+/// to store as the team's; not checked yet.
+pub fn read_one(path: &Path) -> Result<ReplyConfig, RepliesError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RepliesError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| RepliesError::One {
+        path: path.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+/// A reply as the team's record keeps it: its table's fields as a JSON object.
+pub fn stored_form(config: &ReplyConfig) -> Value {
+    serde_json::to_value(config).expect("a reply's fields are strings and lists of strings")
+}
+
+/// `config` read as the saved reply `name`, or what is wrong with it in words: the same rules
+/// wherever a reply comes from.
+pub fn checked(name: &str, config: &ReplyConfig) -> Result<SavedReply, RepliesError> {
     let bad = |problem: String| RepliesError::Bad {
         name: name.to_owned(),
         problem,
@@ -453,6 +554,98 @@ mod tests {
         let replies = load(&BTreeMap::new(), Some(dir.path())).expect("loaded");
         assert_eq!(replies[0].actions(), "#spam · solves");
         assert_eq!(replies[0].text, None);
+    }
+
+    fn team_row(name: &str, reply: Value) -> TeamReply {
+        TeamReply {
+            name: name.into(),
+            reply,
+            changed_by: "lee".into(),
+            changed_at: 0,
+        }
+    }
+
+    #[test]
+    fn the_teams_reply_wins_over_the_data_dirs_and_the_configs_on_a_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join(REPLIES_FILE),
+            "[replies.thanks]\ntext = \"From my file\"\n[replies.late]\ntext = \"Sorry\"\n",
+        )
+        .expect("written");
+        let config = BTreeMap::from([("thanks", "From the config"), ("hello", "Hi")].map(
+            |(name, text)| {
+                let reply = ReplyConfig {
+                    text: text.into(),
+                    ..ReplyConfig::default()
+                };
+                (name.to_owned(), reply)
+            },
+        ));
+        let team = team_layer(&[team_row(
+            "thanks",
+            serde_json::json!({"text": "From the team, {me}", "tags": ["Polite"]}),
+        )])
+        .expect("read");
+        let loaded = layered(&config, Some(dir.path()), &team).expect("loaded");
+        let seen: Vec<(&str, Option<&str>, Source)> = loaded
+            .iter()
+            .map(|(reply, from)| (reply.name.as_str(), reply.text.as_deref(), *from))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("hello", Some("Hi"), Source::Config),
+                ("late", Some("Sorry"), Source::DataDir),
+                ("thanks", Some("From the team, {me}"), Source::Team),
+            ]
+        );
+        assert_eq!(loaded[2].0.tags, ["polite"]);
+        let without_team = load(&config, Some(dir.path())).expect("loaded");
+        assert_eq!(without_team[2].text.as_deref(), Some("From my file"));
+    }
+
+    #[test]
+    fn a_teams_reply_is_read_and_checked_as_the_configs_are() {
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(
+            file.path(),
+            "text = \"Hello {customer.name}\"\ntags = [\"late\"]\nstate = \"solved\"\n",
+        )
+        .expect("written");
+        let written = read_one(file.path()).expect("one reply");
+        let kept = team_layer(&[team_row("late", stored_form(&written))]).expect("read back");
+        assert_eq!(kept, BTreeMap::from([("late".to_owned(), written)]));
+
+        let odd = team_layer(&[team_row("odd", serde_json::json!({"txt": "Hi"}))])
+            .expect_err("no such field");
+        assert!(
+            odd.to_string()
+                .starts_with("the team's saved reply odd cannot be read"),
+            "{odd}"
+        );
+        let unknown = ReplyConfig {
+            text: "Hi {nope}".into(),
+            ..ReplyConfig::default()
+        };
+        let refused = layered(
+            &BTreeMap::new(),
+            None,
+            &BTreeMap::from([("odd".to_owned(), unknown)]),
+        )
+        .expect_err("refused");
+        assert!(
+            refused
+                .to_string()
+                .starts_with("[replies.odd]: {nope} is no variable the desk fills"),
+            "{refused}"
+        );
+        std::fs::write(file.path(), "[replies.late]\ntext = \"Hi\"\n").expect("written");
+        let table = read_one(file.path()).expect_err("a whole file is not one reply");
+        assert!(
+            table.to_string().contains("is not one saved reply"),
+            "{table}"
+        );
     }
 
     #[test]

@@ -46,7 +46,6 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     );
     let tickets = startup::load_tickets(&config)?;
     let views = crate::views::saved_views(&config.views)?;
-    let replies = crate::replies::load(&config.replies, Some(&data_dir))?;
     let storage = startup::storage(
         &config,
         args.common.store(),
@@ -55,6 +54,15 @@ pub async fn execute(args: DeskArgs) -> anyhow::Result<()> {
     )
     .await?;
     let staff = storage.person();
+    // On a team the team's saved replies are the last layer: a lead's wins on a name.
+    let team_replies = match &storage.record {
+        Some(record) => crate::replies::team_layer(&record.team_replies().await?)?,
+        None => Default::default(),
+    };
+    let replies = crate::replies::layered(&config.replies, Some(&data_dir), &team_replies)?
+        .into_iter()
+        .map(|(reply, _)| reply)
+        .collect();
     let lead = match &storage.record {
         Some(record) => record.is_lead().await?,
         None => None,

@@ -2,7 +2,7 @@
 //! up), or the team's PostgreSQL, where who is who is the database's word and a ticket is
 //! worked by the one desk that holds its claim. The host talks to this and never to an engine.
 
-use super::postgres::{Approval, NewApproval, PgError, PgRecord};
+use super::postgres::{Approval, NewApproval, PgError, PgRecord, TeamReply};
 use super::state::TicketState;
 use super::store::{Appended, DeskRecord, RecordError, Stored};
 use crate::record::Event;
@@ -24,6 +24,10 @@ pub enum EngineError {
         "approvals live in a team's record; on one person's desk its person answers every form (start the desk with --store postgres://…)"
     )]
     NoTeam,
+    #[error(
+        "saved replies are shared in a team's record; on one person's desk edit replies.toml in the data directory (or the config's [replies.NAME]) instead"
+    )]
+    NoTeamReplies,
 }
 
 impl Record {
@@ -264,6 +268,36 @@ impl Record {
 
     pub async fn withdraw_approval(&self, id: i64, reason: &str) -> Result<Appended, EngineError> {
         Ok(self.team_record()?.withdraw_approval(id, reason).await?)
+    }
+
+    /// The team's saved replies, in name order; none on one person's desk (its own are in the
+    /// data directory's file).
+    pub async fn team_replies(&self) -> Result<Vec<TeamReply>, EngineError> {
+        match self {
+            Record::Sqlite(_) => Ok(vec![]),
+            Record::Postgres { record, .. } => Ok(record.team_replies().await?),
+        }
+    }
+
+    /// Adds or changes the team's saved reply `name` (leads only; see
+    /// [`PgRecord::set_team_reply`]).
+    pub async fn set_team_reply(
+        &self,
+        name: &str,
+        reply: &serde_json::Value,
+    ) -> Result<(), EngineError> {
+        match self {
+            Record::Sqlite(_) => Err(EngineError::NoTeamReplies),
+            Record::Postgres { record, .. } => Ok(record.set_team_reply(name, reply).await?),
+        }
+    }
+
+    /// Removes the team's saved reply `name` (leads only).
+    pub async fn remove_team_reply(&self, name: &str) -> Result<(), EngineError> {
+        match self {
+            Record::Sqlite(_) => Err(EngineError::NoTeamReplies),
+            Record::Postgres { record, .. } => Ok(record.remove_team_reply(name).await?),
+        }
     }
 
     fn team_record(&self) -> Result<&PgRecord, EngineError> {

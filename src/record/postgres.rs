@@ -18,6 +18,7 @@ mod connect;
 mod error;
 mod live;
 mod mail_lease;
+mod replies;
 mod team;
 
 use serde_json::Value;
@@ -34,6 +35,7 @@ use connect::Target;
 pub use error::PgError;
 use error::{duplicate, violates};
 pub use live::{Live, subscribe};
+pub use replies::TeamReply;
 pub use team::{SCHEMA_VERSION, team_add, team_init};
 
 /// Appends take turns on the same lock as the database's own trigger, taken before the

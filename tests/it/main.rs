@@ -44,6 +44,7 @@ mod streaming;
 mod summary_labels;
 mod support;
 mod team;
+mod team_replies;
 mod tls;
 mod ui_approvals;
 mod ui_desk;

@@ -121,6 +121,12 @@ pub enum PgError {
         supported: i32,
     },
     #[error(
+        "{person} is not a lead: only a lead changes the team's saved replies; ask a lead, or keep your own in replies.toml in your data directory"
+    )]
+    RepliesNotALead { person: String },
+    #[error("the team has no saved reply {name}; list them with support-desk replies")]
+    NoTeamReply { name: String },
+    #[error(
         "cannot read the password file {path} ({source}); fix its permissions or set PGPASSFILE"
     )]
     PassFile {
