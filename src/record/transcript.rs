@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 use crate::model::chat::Reply;
 use crate::record::{Event, Finding, Outcome};
 
+mod approvals;
+use approvals::approval_kinds;
+
 /// One entry of a ticket's transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -320,80 +323,6 @@ fn mail_kinds(event: &Event) -> Vec<EntryKind> {
         Event::Solved { by, note, .. } => vec![EntryKind::Solved {
             by: by.clone(),
             note: note.clone(),
-        }],
-        _ => vec![],
-    }
-}
-
-/// An approval's life on its ticket: asked, answered (with the call's outcome), withdrawn,
-/// and the run going on from it.
-fn approval_kinds(event: &Event) -> Vec<EntryKind> {
-    match event {
-        Event::ApprovalAsked {
-            turn,
-            approval,
-            server,
-            tool,
-            message,
-            ..
-        } => vec![EntryKind::AskedLead {
-            turn: *turn,
-            approval: *approval,
-            server: server.clone(),
-            tool: tool.clone(),
-            message: message.clone(),
-        }],
-        Event::ApprovalAnswered {
-            turn,
-            approval,
-            by,
-            tool,
-            action,
-            content,
-            outcome,
-            text,
-            truncated,
-            ..
-        } => vec![
-            EntryKind::LeadAnswered {
-                turn: *turn,
-                approval: *approval,
-                by: by.clone(),
-                action: match content {
-                    Some(content) => format!("{action} {content}"),
-                    None => action.clone(),
-                },
-            },
-            EntryKind::Outcome {
-                turn: *turn,
-                tool: tool.clone(),
-                outcome: *outcome,
-                text: pretty(text),
-                truncated: *truncated,
-            },
-        ],
-        Event::ApprovalWithdrawn {
-            approval,
-            by,
-            reason,
-            ..
-        } => vec![EntryKind::Withdrawn {
-            approval: *approval,
-            by: by.clone(),
-            reason: reason.clone(),
-        }],
-        Event::ApprovalFellBack {
-            approval,
-            after,
-            to,
-            ..
-        } => vec![EntryKind::FellBack {
-            approval: *approval,
-            after: after.clone(),
-            to: to.clone(),
-        }],
-        Event::RunContinued { approval, .. } => vec![EntryKind::RunContinued {
-            approval: *approval,
         }],
         _ => vec![],
     }
