@@ -189,6 +189,7 @@ async fn desk_call(conn: &ServerConn) {
         max_result_bytes: 65536,
         lead_forms: false,
         progress: None,
+        task_pace: Default::default(),
     };
     let run = calls::call(conn, plan).await;
     assert_eq!(run.outcome, Outcome::Result, "{}", run.text);

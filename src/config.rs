@@ -122,6 +122,17 @@ pub struct Limits {
     /// spend on its forms aside).
     #[serde(default = "default_call_max")]
     pub call_max_secs: u64,
+    /// How long the desk waits on a call its server runs as a task (the Tasks extension)
+    /// before the ticket goes to a person; the task goes on at the server, and the desk
+    /// follows it to its end and records how it ended. Time people spend on its forms aside.
+    #[serde(default = "default_task_max")]
+    pub task_max_secs: u64,
+    /// The quickest and the slowest the desk asks a task how it stands, whatever its server
+    /// suggests (`pollIntervalMs`), in milliseconds.
+    #[serde(default = "default_task_poll_min")]
+    pub task_poll_min_ms: u64,
+    #[serde(default = "default_task_poll_max")]
+    pub task_poll_max_ms: u64,
 }
 
 fn default_connect_timeout() -> u64 {
@@ -132,6 +143,18 @@ fn default_call_max() -> u64 {
     300
 }
 
+fn default_task_max() -> u64 {
+    600
+}
+
+fn default_task_poll_min() -> u64 {
+    250
+}
+
+fn default_task_poll_max() -> u64 {
+    10_000
+}
+
 impl Limits {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout_secs)
@@ -139,6 +162,16 @@ impl Limits {
 
     pub fn call_max(&self) -> Duration {
         Duration::from_secs(self.call_max_secs)
+    }
+
+    pub fn task_max(&self) -> Duration {
+        Duration::from_secs(self.task_max_secs)
+    }
+
+    /// The bounds within which a task's suggested polling interval is kept.
+    pub fn task_poll(&self) -> std::ops::RangeInclusive<Duration> {
+        let min = Duration::from_millis(self.task_poll_min_ms.max(10));
+        min..=Duration::from_millis(self.task_poll_max_ms).max(min)
     }
 
     pub fn connect_timeout(&self) -> Duration {
@@ -473,6 +506,7 @@ impl DeskConfig {
             ),
             ("request_timeout_secs", limits.request_timeout_secs),
             ("call_max_secs", limits.call_max_secs),
+            ("task_max_secs", limits.task_max_secs),
             ("input_rounds", u64::from(limits.input_rounds)),
             ("concurrency", limits.concurrency as u64),
         ] {

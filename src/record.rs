@@ -27,7 +27,7 @@ use serde::Serialize;
 pub use engine::{EngineError, Record};
 pub use event::{Event, Finding, Manifest, Outcome, PersonPrompt};
 pub use owners::tag_name;
-pub use state::{Conversation, Lifecycle, TicketState};
+pub use state::{Conversation, Lifecycle, OpenTask, TicketState};
 pub use store::{Appended, DeskRecord, RecordError, Stored};
 
 use crate::tickets::Ticket;

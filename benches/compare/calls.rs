@@ -212,6 +212,7 @@ fn order_plan(n: usize) -> CallPlan {
         max_result_bytes: 65536,
         lead_forms: false,
         progress: None,
+        task_pace: Default::default(),
     }
 }
 

@@ -238,6 +238,7 @@ pub(crate) async fn work(
             | HostEvent::Tools { .. }
             | HostEvent::Writing { .. }
             | HostEvent::Progress { .. }
+            | HostEvent::TaskStatus { .. }
             | HostEvent::Approvals(_)
             | HostEvent::Trust(_)
             | HostEvent::LeadReport(_) => {}

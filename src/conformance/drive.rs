@@ -237,6 +237,7 @@ impl Driver<'_> {
             max_result_bytes: self.limits.result_max_bytes,
             lead_forms: false,
             progress: None,
+            task_pace: crate::host::servers::tasks::TaskPace::of(&self.limits),
         };
         let run = calls::call(self.conn, plan).await;
         let outcome = run.outcome.label();

@@ -76,6 +76,8 @@ pub struct Host {
     pub(super) stops: Stops,
     /// Where each connection sends its server's prefix when the server says its tools changed.
     pub(super) tool_changes: mpsc::UnboundedSender<String>,
+    /// The servers' tasks this desk follows now.
+    pub(super) tasks_followed: crate::host::run::task_calls::Followed,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.
@@ -280,6 +282,7 @@ impl Host {
             told: Default::default(),
             stops: Default::default(),
             tool_changes,
+            tasks_followed: Default::default(),
             trust: Mutex::new(crate::host::gate::trust::Trust::load(
                 storage.data_dir.as_ref().map(|d| d.join("trust.json")),
             )),

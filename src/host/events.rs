@@ -53,6 +53,19 @@ pub enum HostEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// How a call its server runs as a task stands (the Tasks extension): its status, how
+    /// long the desk has waited on it, and the server's message (its words: data, shown
+    /// cleaned). Shown, never recorded: the task's start and end are.
+    TaskStatus {
+        ticket: String,
+        turn: u32,
+        /// The tool as the host names it (`prefix.tool`).
+        tool: String,
+        task: String,
+        status: String,
+        seconds: u64,
+        message: Option<String>,
+    },
     /// A server said its tools changed while the desk was open, and they were listed again
     /// and checked against their pins at once: `held` are kept from the model until a
     /// person approves them (asked before the model's next request), `added` are offered

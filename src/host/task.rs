@@ -73,6 +73,7 @@ async fn run(
     host.approvals_changed().await;
     let live = followed_from.and_then(|from| host.follow_the_team(from));
     let watch = host.watch_approvals();
+    let tasks = Some(host.watch_tasks());
     let mut work = tokio::task::JoinSet::new();
     while let Some(command) = commands.recv().await {
         if command == Command::Shutdown {
@@ -81,7 +82,7 @@ async fn run(
         handle(&host, &events, &mut work, command).await;
     }
     work.abort_all();
-    for task in [live, watch].into_iter().flatten() {
+    for task in [live, watch, tasks].into_iter().flatten() {
         task.abort();
     }
     host.shutdown().await;

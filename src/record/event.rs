@@ -268,6 +268,28 @@ pub enum Event {
         ticket: String,
         approval: i64,
     },
+    /// The server runs the call on `turn` as its task `task` (the Tasks extension): the desk
+    /// follows it until a [`Event::TaskEnded`] says how it ended, also after a restart.
+    TaskStarted {
+        ticket: String,
+        turn: u32,
+        /// The config's prefix for the server, and the tool (canonical name).
+        server: String,
+        tool: String,
+        task: String,
+    },
+    /// A followed task ended at its server: `completed`, `failed` or `cancelled`, with what
+    /// it came to as the desk read it (the call's outcome, or the one it would have had).
+    TaskEnded {
+        ticket: String,
+        server: String,
+        task: String,
+        status: String,
+        outcome: Outcome,
+        text: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
+    },
 }
 
 impl Event {
@@ -317,6 +339,8 @@ impl Event {
             Event::ApprovalWithdrawn { .. } => "approval_withdrawn",
             Event::ApprovalFellBack { .. } => "approval_fell_back",
             Event::RunContinued { .. } => "run_continued",
+            Event::TaskStarted { .. } => "task_started",
+            Event::TaskEnded { .. } => "task_ended",
             Event::Delivery { .. } => "delivery",
             Event::MessageReceived { .. } => "message_received",
             Event::MailboxRead { .. } => "mailbox_read",
@@ -348,6 +372,8 @@ impl Event {
             | Event::ApprovalWithdrawn { ticket, .. }
             | Event::ApprovalFellBack { ticket, .. }
             | Event::RunContinued { ticket, .. }
+            | Event::TaskStarted { ticket, .. }
+            | Event::TaskEnded { ticket, .. }
             | Event::Delivery { ticket, .. }
             | Event::MessageReceived { ticket, .. }
             | Event::Solved { ticket, .. }

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::record::{Event, Finding, Outcome};
 
 mod approvals;
+mod tasks;
+
+pub use tasks::OpenTask;
 
 /// Where a ticket stands in its life at the desk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -170,6 +173,9 @@ pub struct TicketState {
     /// The ticket's tags, sorted, each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// Its calls that servers run as tasks and that have not ended yet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<OpenTask>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -224,6 +230,7 @@ impl TicketState {
             replied: false,
             assignee: None,
             tags: Vec::new(),
+            tasks: Vec::new(),
         }
     }
 
@@ -381,6 +388,9 @@ impl TicketState {
             | Event::ApprovalWithdrawn { .. }
             | Event::ApprovalFellBack { .. }
             | Event::RunContinued { .. } => self.approval_moved(event),
+            Event::TaskStarted { .. } | Event::TaskEnded { .. } => {
+                self.task_moved(event, stamp.by, stamp.at)
+            }
         }
     }
 

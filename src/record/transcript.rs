@@ -124,6 +124,22 @@ pub enum EntryKind {
     NeedsPerson {
         reason: String,
     },
+    /// The server runs the call on `turn` as its task.
+    TaskStarted {
+        turn: u32,
+        server: String,
+        tool: String,
+        task: String,
+    },
+    /// A task ended at its server: `status`, and what it came to.
+    TaskEnded {
+        server: String,
+        task: String,
+        status: String,
+        outcome: Outcome,
+        text: String,
+        truncated: bool,
+    },
     /// A lead's form went to the team's leads as `approval`; the run stopped to wait.
     AskedLead {
         turn: u32,
@@ -190,7 +206,8 @@ impl EntryKind {
             | EntryKind::Input { turn, .. }
             | EntryKind::Outcome { turn, .. }
             | EntryKind::AskedLead { turn, .. }
-            | EntryKind::LeadAnswered { turn, .. } => Some(*turn),
+            | EntryKind::LeadAnswered { turn, .. }
+            | EntryKind::TaskStarted { turn, .. } => Some(*turn),
             EntryKind::RunStarted { .. }
             | EntryKind::Draft { .. }
             | EntryKind::RunEnded { .. }
@@ -207,7 +224,8 @@ impl EntryKind {
             | EntryKind::RunContinued { .. }
             | EntryKind::Received { .. }
             | EntryKind::Delivery { .. }
-            | EntryKind::Solved { .. } => None,
+            | EntryKind::Solved { .. }
+            | EntryKind::TaskEnded { .. } => None,
         }
     }
 }
@@ -261,6 +279,34 @@ fn kinds_of(event: &Event) -> Vec<EntryKind> {
         Event::Draft { text, findings, .. } => vec![EntryKind::Draft {
             text: text.clone(),
             findings: reasons(findings),
+        }],
+        Event::TaskStarted {
+            turn,
+            server,
+            tool,
+            task,
+            ..
+        } => vec![EntryKind::TaskStarted {
+            turn: *turn,
+            server: server.clone(),
+            tool: tool.clone(),
+            task: task.clone(),
+        }],
+        Event::TaskEnded {
+            server,
+            task,
+            status,
+            outcome,
+            text,
+            truncated,
+            ..
+        } => vec![EntryKind::TaskEnded {
+            server: server.clone(),
+            task: task.clone(),
+            status: status.clone(),
+            outcome: *outcome,
+            text: text.clone(),
+            truncated: *truncated,
         }],
         Event::TicketDone {
             model_calls,
@@ -411,7 +457,9 @@ fn call_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::MessageReceived { .. }
         | Event::Delivery { .. }
         | Event::MailboxRead { .. }
-        | Event::Solved { .. } => vec![],
+        | Event::Solved { .. }
+        | Event::TaskStarted { .. }
+        | Event::TaskEnded { .. } => vec![],
     }
 }
 
@@ -482,7 +530,9 @@ fn people_kinds(event: &Event) -> Vec<EntryKind> {
         | Event::MessageReceived { .. }
         | Event::Delivery { .. }
         | Event::MailboxRead { .. }
-        | Event::Solved { .. } => vec![],
+        | Event::Solved { .. }
+        | Event::TaskStarted { .. }
+        | Event::TaskEnded { .. } => vec![],
     }
 }
 

@@ -177,7 +177,9 @@ impl<'a> Tally<'a> {
             | Event::MessageReceived { .. }
             | Event::Delivery { .. }
             | Event::MailboxRead { .. }
-            | Event::Solved { .. } => {}
+            | Event::Solved { .. }
+            | Event::TaskStarted { .. }
+            | Event::TaskEnded { .. } => {}
             Event::InputRequest { .. } => summary.input_requests += 1,
             // A run cut off by a crash: worked, and in front of a person.
             Event::NeedsPerson { ticket, .. } => {

@@ -111,6 +111,9 @@ pub struct CallProgress {
     pub total: Option<f64>,
     /// The server's own words: data, shown cleaned.
     pub message: Option<String>,
+    /// The call runs as the server's task: its status (then `progress` counts the seconds
+    /// the desk has waited on it).
+    pub task: Option<String>,
 }
 
 pub struct App {

@@ -12,6 +12,7 @@ use super::text::push_wrapped;
 use super::theme;
 
 mod mail;
+mod tasks;
 use crate::host::api::{Entry, EntryKind, Outcome, rfc3339};
 
 /// Lines of a tool result shown before the rest is folded.
@@ -126,6 +127,9 @@ fn push_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize) {
         | EntryKind::Withdrawn { .. }
         | EntryKind::FellBack { .. }
         | EntryKind::RunContinued { .. } => push_approval_entry(lines, entry, width),
+        EntryKind::TaskStarted { .. } | EntryKind::TaskEnded { .. } => {
+            tasks::push_task_entry(lines, entry, width)
+        }
         EntryKind::Received { .. } | EntryKind::Delivery { .. } | EntryKind::Solved { .. } => {
             mail::push_mail_entry(lines, entry, width)
         }
@@ -287,7 +291,9 @@ fn push_person_entry(lines: &mut Vec<Line<'static>>, entry: &Entry, width: usize
         | EntryKind::RunContinued { .. }
         | EntryKind::Received { .. }
         | EntryKind::Delivery { .. }
-        | EntryKind::Solved { .. } => {}
+        | EntryKind::Solved { .. }
+        | EntryKind::TaskStarted { .. }
+        | EntryKind::TaskEnded { .. } => {}
     }
 }
 
@@ -375,7 +381,7 @@ fn consent(
     }
 }
 
-fn tool_outcome(
+pub(super) fn tool_outcome(
     lines: &mut Vec<Line<'static>>,
     tool: &str,
     outcome: Outcome,

@@ -84,6 +84,7 @@ async fn file_approval_as(
             form: json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}}),
             message: message.into(),
             request_state: Some("state".into()),
+            task: None,
             fallback,
         })
         .await?;

@@ -90,11 +90,16 @@ pub struct Harness {
     pub written: Arc<Mutex<Vec<(String, u32, String)>>>,
     /// Every call's progress the desk was shown, in order.
     pub progress: Arc<Mutex<Vec<Shown>>>,
+    /// Every task's status the desk was shown, in order: tool, status, the server's words.
+    pub task_statuses: Arc<Mutex<Vec<TaskShown>>>,
     /// Each server whose tools changed while the desk was open, with the tools it held.
     pub tools_changed: Arc<Mutex<Vec<HeldOnChange>>>,
     /// Told to the fixture's listening clients when its tools change out loud.
     pub fixture_changes: Option<Arc<tokio::sync::watch::Sender<u64>>>,
 }
+
+/// A task's status as the desk was shown it: the tool, the status, the server's words.
+pub type TaskShown = (String, String, Option<String>);
 
 /// A server whose tools changed while the desk was open, and the tools that change held.
 pub type HeldOnChange = (String, Vec<String>);
@@ -215,10 +220,12 @@ pub async fn harness(setup: Setup) -> Harness {
     let written = Arc::new(Mutex::new(Vec::new()));
     let progress = Arc::new(Mutex::new(Vec::new()));
     let tools_changed = Arc::new(Mutex::new(Vec::new()));
-    let (writes, shows, changes) = (
+    let task_statuses = Arc::new(Mutex::new(Vec::new()));
+    let (writes, shows, changes, statuses) = (
         Arc::clone(&written),
         Arc::clone(&progress),
         Arc::clone(&tools_changed),
+        Arc::clone(&task_statuses),
     );
     tokio::spawn(async move {
         while let Some(event) = events_rx.recv().await {
@@ -247,6 +254,12 @@ pub async fn harness(setup: Setup) -> Harness {
                 HostEvent::ToolsChanged { server, held, .. } => {
                     changes.lock().expect("lock").push((server, held))
                 }
+                HostEvent::TaskStatus {
+                    tool,
+                    status,
+                    message,
+                    ..
+                } => statuses.lock().expect("lock").push((tool, status, message)),
                 _ => {}
             }
         }
@@ -275,6 +288,7 @@ pub async fn harness(setup: Setup) -> Harness {
         reads_cancelled,
         written,
         progress,
+        task_statuses,
         tools_changed,
         fixture_changes,
     }
@@ -330,7 +344,7 @@ impl Harness {
     }
 }
 
-fn out(tool: &str, outcome: Outcome) -> (String, Outcome) {
+pub fn out(tool: &str, outcome: Outcome) -> (String, Outcome) {
     (tool.to_owned(), outcome)
 }
 

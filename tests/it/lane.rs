@@ -53,6 +53,7 @@ fn status_plan(arguments: Map<String, Value>, request_id: &str) -> CallPlan {
         max_result_bytes: 65536,
         lead_forms: false,
         progress: None,
+        task_pace: Default::default(),
     }
 }
 

@@ -43,6 +43,8 @@ mod shop_store;
 mod streaming;
 mod summary_labels;
 mod support;
+mod task_fixture;
+mod tasks;
 mod team;
 mod team_replies;
 mod tls;

@@ -548,6 +548,7 @@ fn plan(tool: &str) -> support_desk::host::servers::calls::CallPlan {
         max_result_bytes: 64 * 1024,
         lead_forms: false,
         progress: None,
+        task_pace: Default::default(),
     }
 }
 

@@ -407,6 +407,7 @@ async fn the_report_of_the_same_day_on_a_teams_record_gives_the_same_figures() {
                         form: json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}}),
                         message: message.clone(),
                         request_state: Some("state".into()),
+                        task: None,
                         fallback: None,
                     })
                     .await

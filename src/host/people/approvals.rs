@@ -48,6 +48,7 @@ impl Host {
             form: parked.form.clone(),
             message: parked.message.clone(),
             request_state: parked.request_state.clone(),
+            task: parked.task.clone(),
             // Checked when the config was loaded.
             fallback: self
                 .config
@@ -292,9 +293,15 @@ impl Host {
     /// refuses the state or asks nothing (its answer is then what it did).
     async fn current_form(&self, conn: &ServerConn, approval: &Approval) -> Result<Parked, String> {
         let id = approval.id;
+        if let Some(task) = &approval.task {
+            return crate::host::servers::tasks::current_question(conn, task)
+                .await
+                .map_err(|problem| format!("{problem}; approval {id} stays open"));
+        }
         let next = NextRound {
             responses: InputResponses::new(),
             request_state: approval.request_state.clone(),
+            task: None,
         };
         let plan = CallPlan {
             lead_forms: true,
@@ -334,6 +341,7 @@ impl Host {
         let next = NextRound {
             responses,
             request_state: form.request_state.clone(),
+            task: form.task.clone(),
         };
         calls::resume(conn, self.approval_plan(approval), next)
             .await
@@ -360,6 +368,7 @@ impl Host {
             // The lead answers at this desk: a fresh form is theirs to fill in.
             lead_forms: false,
             progress: None,
+            task_pace: crate::host::servers::tasks::TaskPace::of(limits),
         }
     }
 

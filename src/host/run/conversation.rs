@@ -25,6 +25,8 @@ pub(in crate::host) struct Conversation {
     pub(in crate::host) facts: Vec<CallFact>,
     /// The approval the run stopped for, when a lead's form went to the leads.
     pub(in crate::host) parked: Option<i64>,
+    /// Why the run stopped for a person: a call the desk stopped waiting on.
+    pub(in crate::host) to_person: Option<String>,
 }
 
 /// What a model's reply is to the run, once it has its place in the conversation.
@@ -125,6 +127,9 @@ pub(in crate::host) struct Called {
     pub(in crate::host) text: String,
     pub(in crate::host) tool: String,
     pub(in crate::host) parked: Option<i64>,
+    /// The desk stopped waiting on the call, which goes on at its server: the ticket goes
+    /// to a person, and the model is not asked to go on.
+    pub(in crate::host) to_person: bool,
 }
 
 impl Called {
@@ -134,6 +139,7 @@ impl Called {
             text,
             tool,
             parked: None,
+            to_person: false,
         }
     }
 }

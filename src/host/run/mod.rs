@@ -14,5 +14,6 @@ pub(crate) mod resources;
 pub(crate) mod server_prompts;
 pub(crate) mod stop;
 pub mod system_prompt;
+pub(crate) mod task_calls;
 pub(crate) mod ticket_loop;
 pub(crate) mod tool_calls;

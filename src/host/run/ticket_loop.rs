@@ -154,7 +154,7 @@ impl Host {
                 run.draft = Some(draft);
                 break;
             }
-            if conversation.parked.is_some() {
+            if conversation.parked.is_some() || conversation.to_person.is_some() {
                 break;
             }
         }
@@ -214,6 +214,7 @@ impl Host {
             ticket_text,
             facts: Vec::new(),
             parked: None,
+            to_person: None,
         };
         (
             conversation,
@@ -332,6 +333,9 @@ impl Host {
                 match called.parked {
                     // The run stops here; a lead's answer is the call's outcome.
                     Some(approval) => conversation.parked = Some(approval),
+                    // The run stops here too: the call goes on at its server, and a person
+                    // takes the ticket.
+                    None if called.to_person => conversation.to_person = Some(called.text),
                     None => conversation.push_outcome(
                         &call,
                         turn,
@@ -357,6 +361,9 @@ impl Host {
             // Not done: the ticket waits for a lead, and a run goes on from the answer.
             run.waiting_for = conversation.parked;
             return run;
+        }
+        if let Some(why) = &conversation.to_person {
+            run.error = Some(why.clone());
         }
         if run.draft.is_none() && run.error.is_none() {
             run.stopped_at_turn_limit = true;

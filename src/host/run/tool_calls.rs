@@ -15,6 +15,7 @@ use crate::host::run::ask::Consent;
 use crate::host::run::conversation::{Called, Conversation};
 use crate::host::servers::calls::{self, CallPlan, ProgressShown};
 use crate::host::servers::connect::ServerConn;
+use crate::host::servers::tasks::TaskPace;
 use crate::model::chat::ToolCall;
 use crate::record::Event;
 use crate::tickets::Ticket;
@@ -166,7 +167,10 @@ impl Host {
         }
         self.finish_call(id, turn, &canonical, run.outcome, &run.text, run.truncated)
             .await;
-        Called::new(run.outcome, run.text, canonical)
+        Called {
+            to_person: run.to_person,
+            ..Called::new(run.outcome, run.text, canonical)
+        }
     }
 
     /// The tool the model named, by the host's names: its canonical name (as written when it
@@ -210,32 +214,32 @@ impl Host {
                 + 1
         );
         let limits = &self.config.limits;
-        let mut run = calls::call(
-            asked.conn,
-            CallPlan {
-                ticket: asked.ticket.to_owned(),
-                tool: asked.name.tool.clone(),
-                arguments: asked.call.arguments.clone(),
-                request_id,
-                retry_if_lost: asked
-                    .tool
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.read_only_hint)
-                    == Some(true),
-                timeout: limits.request_timeout(),
-                max_time: limits.call_max(),
-                max_rounds: limits.input_rounds,
-                max_result_bytes: limits.result_max_bytes,
-                lead_forms: self.forms_go_to_leads(asked.conn, &asked.name.tool),
-                progress: Some(ProgressShown {
-                    events: self.events.clone(),
-                    turn: asked.turn,
-                    tool: asked.canonical.to_owned(),
-                }),
-            },
-        )
-        .await;
+        let plan = CallPlan {
+            ticket: asked.ticket.to_owned(),
+            tool: asked.name.tool.clone(),
+            arguments: asked.call.arguments.clone(),
+            request_id,
+            retry_if_lost: asked
+                .tool
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                == Some(true),
+            timeout: limits.request_timeout(),
+            max_time: limits.call_max(),
+            max_rounds: limits.input_rounds,
+            max_result_bytes: limits.result_max_bytes,
+            lead_forms: self.forms_go_to_leads(asked.conn, &asked.name.tool),
+            progress: Some(ProgressShown {
+                events: self.events.clone(),
+                turn: asked.turn,
+                tool: asked.canonical.to_owned(),
+            }),
+            task_pace: TaskPace::of(limits),
+        };
+        let run = calls::call(asked.conn, plan.clone()).await;
+        // A call its server runs as a task is followed here, its start and end recorded.
+        let mut run = self.follow_task(asked, &plan, run).await;
         // A result whose tool declared an output schema reaches the model only when its
         // structured content meets the schema as pinned; otherwise the model is told which
         // fields are wrong instead, and the record holds that tool error.

@@ -18,6 +18,7 @@ use crate::host::api::Outcome;
 use crate::host::events::HostEvent;
 use crate::host::servers::connect::{ServerConn, connection_lost, missing_capability};
 use crate::host::servers::notices::PROGRESS_HELD;
+use crate::host::servers::tasks::{self, TaskPace, TaskRef};
 
 /// Where the desk puts its own request ID in `_meta`: the project's prefix, never
 /// `io.modelcontextprotocol/`.
@@ -47,6 +48,8 @@ pub struct CallPlan {
     /// Where the server's progress is shown while the call is under way (nowhere: only
     /// counted against the timeout).
     pub progress: Option<ProgressShown>,
+    /// How a call its server runs as a task is followed.
+    pub task_pace: TaskPace,
 }
 
 /// Where a call's progress is shown: the host's events, as the call's turn and tool.
@@ -69,6 +72,9 @@ pub struct Parked {
     pub form: Value,
     pub message: String,
     pub request_state: Option<String>,
+    /// The server's task the form belongs to, when the call runs as one: the answer goes to
+    /// the task (`tasks/update`), not in a new round of the call.
+    pub task: Option<String>,
 }
 
 /// The next round of a call that stopped at a form: the answer to send, and the server's
@@ -77,6 +83,8 @@ pub struct Parked {
 pub struct NextRound {
     pub responses: InputResponses,
     pub request_state: Option<String>,
+    /// The server's task the answer is for (see [`Parked::task`]).
+    pub task: Option<String>,
 }
 
 /// A server's question during the call, with the answer it got.
@@ -106,6 +114,12 @@ pub struct CallRun {
     /// against the tool's output schema before the model reads `text`; `None` for anything
     /// but a result.
     pub structured: Option<Value>,
+    /// The server made a task of the call and it is not followed yet: the caller records it
+    /// and follows it ([`tasks::follow`]); `outcome` and `text` say only that it started.
+    pub task: Option<TaskRef>,
+    /// The desk stopped waiting on the call's task, which goes on at its server (`text` says
+    /// why): the ticket is a person's now, and the model is not asked to go on.
+    pub to_person: bool,
 }
 
 impl CallRun {
@@ -118,11 +132,17 @@ impl CallRun {
             parked: None,
             stale_state: false,
             structured: None,
+            task: None,
+            to_person: false,
         }
     }
 
     /// The server answered: a result, or a tool error the model can act on, capped.
-    fn answered(result: CallToolResult, max_bytes: usize, exchanges: Vec<InputExchange>) -> Self {
+    pub(super) fn answered(
+        result: CallToolResult,
+        max_bytes: usize,
+        exchanges: Vec<InputExchange>,
+    ) -> Self {
         let (text, truncated) = cap(result_text(&result), max_bytes);
         let (outcome, structured) = if result.is_error == Some(true) {
             (Outcome::ToolError, None)
@@ -137,6 +157,8 @@ impl CallRun {
             parked: None,
             stale_state: false,
             structured,
+            task: None,
+            to_person: false,
         }
     }
 }
@@ -155,11 +177,26 @@ pub async fn call(conn: &ServerConn, plan: CallPlan) -> CallRun {
 /// this desk (so the server sees who answered), and the call goes on as [`call`] does.
 /// `Err` when the server refused the round's parameters (its state expired, or was not its
 /// own): the call must be made again from the start for a fresh form.
+/// An answer to a task's question is sent to the task, which is then followed to its end
+/// as this desk; a task that will not take it is `Err` the same way.
 pub async fn resume(
     conn: &ServerConn,
     plan: CallPlan,
     next: NextRound,
 ) -> Result<CallRun, CallRun> {
+    if let Some(task) = next.task {
+        if let Err(problem) = tasks::update(conn, &task, next.responses).await {
+            let mut run = CallRun::failed(problem, Vec::new());
+            run.stale_state = true;
+            return Err(run);
+        }
+        let task = TaskRef {
+            id: task,
+            poll: None,
+        };
+        let (run, _) = tasks::follow(conn, &plan, &task, &plan.task_pace, Vec::new()).await;
+        return Ok(run);
+    }
     let run = call_from(conn, plan, Some(next)).await;
     if run.stale_state { Err(run) } else { Ok(run) }
 }
@@ -274,10 +311,24 @@ async fn call_from(conn: &ServerConn, mut plan: CallPlan, next: Option<NextRound
                 }
                 params.request_state = required.request_state;
             }
+            Ok(Ok(CallToolResponse::Task(created))) => {
+                let mut run = CallRun::failed(
+                    format!(
+                        "{} runs the call as its task {}",
+                        conn.prefix, created.task.task_id
+                    ),
+                    exchanges,
+                );
+                run.task = Some(TaskRef {
+                    id: created.task.task_id,
+                    poll: created.task.poll_interval_ms.map(Duration::from_millis),
+                });
+                return run;
+            }
             Ok(Ok(_)) => {
                 return CallRun::failed(
                     format!(
-                        "{} answered with a task, which the desk does not follow",
+                        "{} answered the call with something that is neither a result, a question nor a task",
                         conn.prefix
                     ),
                     exchanges,
@@ -288,7 +339,7 @@ async fn call_from(conn: &ServerConn, mut plan: CallPlan, next: Option<NextRound
 }
 
 /// A round of a lead's forms, parked for the team's leads: exactly one form, kept whole.
-fn park(
+pub(super) fn park(
     conn: &ServerConn,
     requests: impl IntoIterator<Item = (String, InputRequest)>,
     request_state: Option<String>,
@@ -331,16 +382,19 @@ fn park(
             form: serde_json::to_value(&request.params).unwrap_or(Value::Null),
             message,
             request_state,
+            task: None,
         }),
         stale_state: false,
         structured: None,
+        task: None,
+        to_person: false,
     }
 }
 
 /// One round of a server's input requests, each put to a person through the server's own
 /// handler and kept as an exchange; `Err` when the server asked for something other than a
 /// form.
-async fn answer_round(
+pub(super) async fn answer_round(
     conn: &ServerConn,
     ticket: &str,
     requests: impl IntoIterator<Item = (String, InputRequest)>,
@@ -488,6 +542,8 @@ fn protocol_error(
             parked: None,
             stale_state: false,
             structured: None,
+            task: None,
+            to_person: false,
         },
         other => CallRun::failed(
             format!("the call to {} failed: {other}", conn.prefix),

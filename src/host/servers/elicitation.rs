@@ -201,6 +201,8 @@ impl ClientHandler for HostClient {
                         .with_form(FormElicitationCapability::new())
                         .with_url(UrlElicitationCapability::new()),
                 )
+                // A call its server runs as a task is followed (`tasks::follow`).
+                .enable_tasks()
                 .build(),
             Implementation::new("support-desk", env!("CARGO_PKG_VERSION")),
         );

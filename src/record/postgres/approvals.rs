@@ -36,6 +36,8 @@ pub struct NewApproval {
     pub form: Value,
     pub message: String,
     pub request_state: Option<String>,
+    /// The server's task the form belongs to, when the call runs as one (schema 8).
+    pub task: Option<String>,
     /// How long it waits for any lead, and then the lead it goes to (`None`: declined back to
     /// its asker); no fallback, and it waits until answered or withdrawn.
     pub fallback: Option<(Duration, Option<String>)>,
@@ -54,6 +56,8 @@ pub struct Approval {
     pub request_key: String,
     pub form: Value,
     pub request_state: Option<String>,
+    /// The server's task the form belongs to, when the call runs as one.
+    pub task: Option<String>,
     pub asked_by: String,
     /// Unix milliseconds.
     pub asked_at: i64,
@@ -71,7 +75,7 @@ pub struct Approval {
 const COLUMNS: &str = "id, ticket, turn, server, origin, tool, arguments, request_key, form,
     request_state, asked_by, desk.unix_ms(asked_at),
     CASE WHEN answering_until > now() THEN answering_by END, closed, closed_by,
-    extract(epoch FROM fallback_after)::bigint, fallback_to, fell_back_at IS NOT NULL";
+    extract(epoch FROM fallback_after)::bigint, fallback_to, fell_back_at IS NOT NULL, task_id";
 
 /// An approval whose fallback is due now: open, not passed on yet, waited long enough, and no
 /// lead's desk answering it this moment.
@@ -379,8 +383,8 @@ async fn insert(
     tx.query_one(
         &format!(
             "INSERT INTO desk.approvals (ticket, turn, server, origin, tool, arguments,
-                 request_key, form, request_state, fallback_after, fallback_to)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10 * interval '1 second', $11)
+                 request_key, form, request_state, fallback_after, fallback_to, task_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10 * interval '1 second', $11, $12)
              RETURNING {COLUMNS}"
         ),
         &[
@@ -395,6 +399,7 @@ async fn insert(
             &asked.request_state,
             &fallback_secs,
             &fallback_to,
+            &asked.task,
         ],
     )
     .await
@@ -431,6 +436,7 @@ fn decode(row: &Row) -> Result<Approval, PgError> {
         closed: closed.zip(closed_by),
         fallback,
         fell_back: row.get(17),
+        task: row.get(18),
     })
 }
 

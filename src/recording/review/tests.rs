@@ -175,6 +175,8 @@ fn kinds<'a>(step: &Step<'a>) -> Vec<&'static str> {
             EntryKind::Received { .. } => "received",
             EntryKind::Delivery { .. } => "delivery",
             EntryKind::Solved { .. } => "solved",
+            EntryKind::TaskStarted { .. } => "task started",
+            EntryKind::TaskEnded { .. } => "task ended",
         })
         .collect()
 }

@@ -90,6 +90,28 @@ impl App {
                         progress,
                         total,
                         message,
+                        task: None,
+                    },
+                );
+            }
+            HostEvent::TaskStatus {
+                ticket,
+                turn,
+                tool,
+                status,
+                seconds,
+                message,
+                ..
+            } => {
+                self.progress.insert(
+                    ticket,
+                    CallProgress {
+                        turn,
+                        tool,
+                        progress: seconds as f64,
+                        total: None,
+                        message,
+                        task: Some(status),
                     },
                 );
             }

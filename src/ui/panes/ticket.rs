@@ -167,20 +167,9 @@ fn progress_lines(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static
     let Some(call) = app.progress.get(&item.ticket.ticket_id) else {
         return Vec::new();
     };
-    let how_far = match call.total {
-        Some(total) => {
-            let share = (call.progress / total).clamp(0.0, 1.0);
-            let filled = (share * PROGRESS_BAR as f64).round() as usize;
-            format!(
-                "{} of {} [{}{}] {:.0}%",
-                amount(call.progress),
-                amount(total),
-                "#".repeat(filled),
-                "-".repeat(PROGRESS_BAR - filled),
-                share * 100.0
-            )
-        }
-        None => amount(call.progress),
+    let how_far = match (&call.task, call.total) {
+        (Some(status), _) => format!("task {}, {} s", clean(status), amount(call.progress)),
+        (None, total) => how_far(call.progress, total),
     };
     let mut lines = Vec::new();
     push_wrapped(
@@ -194,6 +183,25 @@ fn progress_lines(app: &App, item: &QueueItem, width: usize) -> Vec<Line<'static
         push_wrapped(&mut lines, &clean(message), width, theme::untrusted(), "  ");
     }
     lines
+}
+
+/// A count of a total as a bar, or the count alone.
+fn how_far(progress: f64, total: Option<f64>) -> String {
+    match total {
+        Some(total) => {
+            let share = (progress / total).clamp(0.0, 1.0);
+            let filled = (share * PROGRESS_BAR as f64).round() as usize;
+            format!(
+                "{} of {} [{}{}] {:.0}%",
+                amount(progress),
+                amount(total),
+                "#".repeat(filled),
+                "-".repeat(PROGRESS_BAR - filled),
+                share * 100.0
+            )
+        }
+        None => amount(progress),
+    }
 }
 
 /// How many cells the progress bar takes.

@@ -1,0 +1,180 @@
+//! A call its server runs as a task, on the ticket: recorded when it starts, followed to its
+//! end as the run's call (its result is the call's outcome), and recorded when it ends. A
+//! task that runs past `[limits] task_max_secs` hands the ticket to a person; the task goes
+//! on at the server, and the desk (this one, or the next one opened on the record) follows
+//! it to its end and records that, so a task outlives the desk that started it and no call
+//! is ever sent twice for it.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::host::core::Host;
+use crate::host::run::ask::Consent;
+use crate::host::servers::calls::{CallPlan, CallRun, ProgressShown};
+use crate::host::servers::tasks::{self, TaskEnd, TaskPace, TaskRef};
+use crate::record::event::PERSON_TURN;
+use crate::record::{Event, OpenTask};
+
+/// How often an open desk looks for tasks in its record that nobody here follows.
+const WATCH_EVERY: Duration = Duration::from_secs(5);
+
+/// The tasks this desk follows now, by server and task: each is followed once.
+#[derive(Default)]
+pub struct Followed(Arc<Mutex<HashSet<(String, String)>>>);
+
+/// This desk follows a task until dropped.
+pub struct Following {
+    set: Arc<Mutex<HashSet<(String, String)>>>,
+    key: (String, String),
+}
+
+impl Followed {
+    /// `None` when this desk follows it already.
+    fn follow(&self, server: &str, task: &str) -> Option<Following> {
+        let key = (server.to_owned(), task.to_owned());
+        let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        set.insert(key.clone()).then(|| Following {
+            set: Arc::clone(&self.0),
+            key,
+        })
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
+    }
+}
+
+impl Host {
+    /// The call's task, when its server made one: recorded as started, followed, and its
+    /// end recorded. A task the desk stopped waiting on comes back with
+    /// [`CallRun::to_person`] set: the ticket goes to a person.
+    pub(in crate::host) async fn follow_task(
+        &self,
+        asked: &Consent<'_>,
+        plan: &CallPlan,
+        mut run: CallRun,
+    ) -> CallRun {
+        let Some(task) = run.task.take() else {
+            return run;
+        };
+        self.report_in_run(Event::TaskStarted {
+            ticket: asked.ticket.to_owned(),
+            turn: asked.turn,
+            server: asked.conn.prefix.clone(),
+            tool: asked.canonical.to_owned(),
+            task: task.id.clone(),
+        })
+        .await;
+        let _following = self.tasks_followed.follow(&asked.conn.prefix, &task.id);
+        let exchanges = std::mem::take(&mut run.exchanges);
+        let (run, end) = tasks::follow(asked.conn, plan, &task, &plan.task_pace, exchanges).await;
+        // Still open: parked for a lead (whose answer goes on from here), or the desk
+        // stopped waiting and a person takes the ticket while the task runs on.
+        if end != TaskEnd::Open {
+            self.report_in_run(ended(asked.ticket, &asked.conn.prefix, &task.id, end, &run))
+                .await;
+        }
+        run
+    }
+
+    /// Follows, while the desk is open, every task its record holds open that this desk
+    /// does not follow yet and that its own person started: after a restart, or after a
+    /// run stopped waiting on it. Each is followed to its end, and the end recorded.
+    pub fn watch_tasks(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let host = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                host.follow_open_tasks().await;
+                tokio::time::sleep(WATCH_EVERY).await;
+            }
+        })
+    }
+
+    async fn follow_open_tasks(self: &Arc<Self>) {
+        let states = match self.record.states().await {
+            Ok(states) => states,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the record's open tasks; trying again");
+                return;
+            }
+        };
+        let person = self.record.person().to_owned();
+        for state in states {
+            for open in state.tasks.iter().filter(|t| t.by == person) {
+                let Some(following) = self.tasks_followed.follow(&open.server, &open.task) else {
+                    continue;
+                };
+                let host = Arc::clone(self);
+                let (ticket, open) = (state.ticket.clone(), open.clone());
+                tokio::spawn(async move {
+                    host.follow_to_its_end(&ticket, &open).await;
+                    drop(following);
+                });
+            }
+        }
+    }
+
+    /// Follows a task no run waits on, and records how it ended.
+    async fn follow_to_its_end(&self, ticket: &str, open: &OpenTask) {
+        let Some(conn) = self.server(&open.server) else {
+            tracing::warn!(server = %open.server, task = %open.task, "the task's server is not connected; its task is followed when it is");
+            return;
+        };
+        let limits = &self.config.limits;
+        let plan = CallPlan {
+            ticket: ticket.to_owned(),
+            tool: open.tool.clone(),
+            arguments: Default::default(),
+            request_id: format!("{ticket}-{}", open.task),
+            retry_if_lost: false,
+            timeout: limits.request_timeout(),
+            max_time: limits.call_max(),
+            max_rounds: limits.input_rounds,
+            max_result_bytes: limits.result_max_bytes,
+            lead_forms: false,
+            progress: Some(ProgressShown {
+                events: self.events.clone(),
+                turn: PERSON_TURN,
+                tool: open.tool.clone(),
+            }),
+            // No run waits: it is followed for as long as it takes.
+            task_pace: TaskPace {
+                max: Duration::MAX,
+                ..TaskPace::of(limits)
+            },
+        };
+        let task = TaskRef {
+            id: open.task.clone(),
+            poll: None,
+        };
+        let (run, end) = tasks::follow(&conn, &plan, &task, &plan.task_pace, Vec::new()).await;
+        if end == TaskEnd::Open {
+            tracing::warn!(task = %open.task, problem = %run.text, "stopped following a task; it is followed again later");
+            return;
+        }
+        if let Err(e) = self
+            .report(ended(ticket, &open.server, &open.task, end, &run))
+            .await
+        {
+            tracing::warn!(task = %open.task, error = %e, "the record did not take a task's end");
+        }
+    }
+}
+
+fn ended(ticket: &str, server: &str, task: &str, end: TaskEnd, run: &CallRun) -> Event {
+    Event::TaskEnded {
+        ticket: ticket.to_owned(),
+        server: server.to_owned(),
+        task: task.to_owned(),
+        status: end.label().to_owned(),
+        outcome: run.outcome,
+        text: run.text.clone(),
+        truncated: run.truncated,
+    }
+}

@@ -1,0 +1,216 @@
+//! A test MCP server over Streamable HTTP on 127.0.0.1 whose one tool, `inspect`, always
+//! answers with a task (the Tasks extension), kept by rmcp's own `TaskManager` and shared by
+//! every session, so a desk that reconnects, or a second desk, asks after the same tasks. By
+//! its `mode` the task completes, fails, asks a question first, or works until cancelled.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    BooleanSchema, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, ElicitRequest, ElicitRequestParams, ElicitationSchema, GetTaskParams,
+    GetTaskResult, InputRequest, PrimitiveSchemaDefinition, ServerCapabilities, ServerConfig,
+    UpdateTaskParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use tokio_util::sync::CancellationToken;
+
+/// How often the server asks to be polled, in milliseconds.
+pub const POLL_MS: u64 = 50;
+/// How long a task works before it ends (or asks).
+pub const WORK: Duration = Duration::from_millis(600);
+/// How long a `slow` task works before it completes, longer than a second's limit.
+pub const SLOW: Duration = Duration::from_millis(2500);
+/// What a completed inspection answers.
+pub const INSPECTED: &str = "parcel KP123456789 inspected: the box is intact";
+/// What an inspection answers after the person's go-ahead.
+pub const INSPECTED_AFTER_YES: &str =
+    "parcel KP123456789 opened with the person's go-ahead: intact";
+/// What a failed inspection says.
+pub const JAMMED: &str = "the scanner jammed";
+/// The key of the question an `ask` inspection puts.
+pub const QUESTION: &str = "open_parcel";
+/// Words in the status message, for the desk to show as the server's.
+pub const STATUS: &str = "scanning the parcel\u{1b}[2J";
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct InspectArgs {
+    /// `complete`, `slow`, `fail`, `ask` or `forever`.
+    pub mode: String,
+}
+
+/// What the server counts, for the tests.
+#[derive(Clone, Default)]
+pub struct TaskCounts {
+    /// `tools/call` requests received.
+    pub calls: Arc<AtomicUsize>,
+    /// `tasks/cancel` requests received.
+    pub cancels: Arc<AtomicUsize>,
+    /// `tasks/update` requests received.
+    pub updates: Arc<AtomicUsize>,
+}
+
+impl TaskCounts {
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+    pub fn cancels(&self) -> usize {
+        self.cancels.load(Ordering::SeqCst)
+    }
+    pub fn updates(&self) -> usize {
+        self.updates.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Clone)]
+pub struct TaskServer {
+    tool_router: ToolRouter<Self>,
+    tasks: Arc<TaskManager>,
+    counts: TaskCounts,
+}
+
+fn text(words: &str) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(words)])
+}
+
+fn question() -> InputRequest {
+    let schema = ElicitationSchema::builder()
+        .required_property(
+            "open",
+            PrimitiveSchemaDefinition::Boolean(BooleanSchema::new()),
+        )
+        .build()
+        .expect("a valid schema");
+    InputRequest::Elicitation(ElicitRequest::new(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "May the inspector open the parcel?".into(),
+            requested_schema: schema,
+        },
+    ))
+}
+
+#[tool_router]
+impl TaskServer {
+    /// Inspects a parcel at the depot; takes a while, so it runs as a task.
+    #[tool(description = "Inspect a parcel at the depot. Runs for a while.")]
+    async fn inspect(&self, Parameters(args): Parameters<InspectArgs>) -> CallToolResponse {
+        self.counts.calls.fetch_add(1, Ordering::SeqCst);
+        let options = TaskOptions::new()
+            .with_poll_interval_ms(POLL_MS)
+            .with_status_message(STATUS);
+        let mode = args.mode;
+        let task = self.tasks.spawn(options, move |cx| {
+            Box::pin(async move {
+                match mode.as_str() {
+                    "complete" => {
+                        tokio::time::sleep(WORK).await;
+                        Ok(text(INSPECTED))
+                    }
+                    "slow" => {
+                        tokio::time::sleep(SLOW).await;
+                        Ok(text(INSPECTED))
+                    }
+                    "fail" => {
+                        tokio::time::sleep(WORK).await;
+                        Err(TaskExit::Error(ErrorData::internal_error(JAMMED, None)))
+                    }
+                    "ask" => {
+                        tokio::time::sleep(WORK).await;
+                        let answer = cx.request_input(QUESTION, question()).await?;
+                        let yes = answer["action"] == "accept" && answer["content"]["open"] == true;
+                        tokio::time::sleep(WORK).await;
+                        Ok(if yes {
+                            text(INSPECTED_AFTER_YES)
+                        } else {
+                            text("the parcel stays closed")
+                        })
+                    }
+                    _ => {
+                        cx.cancelled().await;
+                        Err(TaskExit::Cancelled)
+                    }
+                }
+            })
+        });
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TaskServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.counts.updates.fetch_add(1, Ordering::SeqCst);
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.counts.cancels.fetch_add(1, Ordering::SeqCst);
+        self.tasks.cancel_task(&request.task_id)
+    }
+}
+
+/// Serves the task server at `http://127.0.0.1:PORT/mcp` until the token is cancelled.
+pub async fn serve_tasks() -> (String, CancellationToken, TaskCounts) {
+    let shutdown = CancellationToken::new();
+    let tasks = Arc::new(TaskManager::new());
+    let counts = TaskCounts::default();
+    let shared = counts.clone();
+    let service: StreamableHttpService<TaskServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || {
+                Ok(TaskServer {
+                    tool_router: TaskServer::tool_router(),
+                    tasks: Arc::clone(&tasks),
+                    counts: shared.clone(),
+                })
+            },
+            Default::default(),
+            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
+        );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+    });
+    (url, shutdown, counts)
+}

@@ -1,0 +1,245 @@
+//! Calls a server runs as tasks (the Tasks extension), through the host: the task server
+//! over HTTP on 127.0.0.1, a mock model. A task is followed at the server's pace to its end
+//! and its result read like any result; a failed one is a failed call; its question goes to
+//! the person; a person's stop cancels it at the server; one that runs past the desk's limit
+//! sends the ticket to a person while the desk follows it to its end; each is recorded as
+//! started and ended, and no call is sent twice.
+
+use std::time::Duration;
+
+use serde_json::json;
+use support_desk::host::api::{FieldValue, FormAnswer, Outcome};
+use support_desk::record::{Event, Lifecycle};
+
+use crate::host::{Harness, Setup, harness, out};
+use crate::mock_model::*;
+use crate::task_fixture::{INSPECTED, INSPECTED_AFTER_YES, JAMMED, TaskCounts, serve_tasks};
+
+async fn with_tasks(setup: impl FnOnce(&mut Setup)) -> (Harness, TaskCounts) {
+    let (url, stop, counts) = serve_tasks().await;
+    let mut s = Setup::new(scripted(vec![]));
+    setup(&mut s);
+    let tweak = std::mem::replace(&mut s.tweak, Box::new(|_, _| {}));
+    s.tweak = Box::new(move |config, dir| {
+        config.servers.insert(
+            "tasks".into(),
+            support_desk::config::ServerConfig {
+                url: Some(url),
+                enabled: true,
+                ..Default::default()
+            },
+        );
+        tweak(config, dir);
+    });
+    let mut h = harness(s).await;
+    h.fixture_stop = Some(stop);
+    (h, counts)
+}
+
+fn inspect(mode: &str) -> serde_json::Value {
+    call("tasks__inspect", json!({ "mode": mode }))
+}
+
+/// The task events of the record, as (kind, status).
+async fn task_events(h: &Harness) -> Vec<(String, String)> {
+    h.host
+        .events()
+        .await
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::TaskStarted { task, .. } => Some(("started".into(), task)),
+            Event::TaskEnded { status, .. } => Some(("ended".into(), status)),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    for _ in 0..200 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never happened: {what}");
+}
+
+#[tokio::test]
+async fn a_task_is_followed_to_its_end_and_its_result_read_like_any_result() {
+    let (h, counts) = with_tasks(|s| {
+        s.brain = scripted(vec![inspect("complete"), words("Your parcel is intact.")]);
+    })
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(h.outcomes().await, [out("tasks.inspect", Outcome::Result)]);
+    assert_eq!(h.outcome_texts().await, [INSPECTED]);
+    let events = task_events(&h).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[1], ("ended".to_owned(), "completed".to_owned()));
+    let requests = h.model.requests();
+    assert!(
+        requests[1].to_string().contains(INSPECTED),
+        "the model read the result"
+    );
+    assert_eq!(counts.calls(), 1, "the call was sent once");
+    // Its status was shown as it went, the server's words as sent, and never to the model.
+    let shown = h.task_statuses.lock().expect("lock").clone();
+    assert!(
+        shown
+            .iter()
+            .any(|(tool, status, message)| tool == "tasks.inspect"
+                && status == "working"
+                && message.as_deref() == Some(crate::task_fixture::STATUS)),
+        "{shown:?}"
+    );
+    for request in &requests {
+        assert!(
+            !request.to_string().contains("scanning the parcel"),
+            "{request}"
+        );
+    }
+    let state = h
+        .host
+        .record()
+        .state("T-0001")
+        .await
+        .expect("read")
+        .expect("state");
+    assert!(
+        state.tasks.is_empty(),
+        "no task stays open: {:?}",
+        state.tasks
+    );
+}
+
+#[tokio::test]
+async fn a_failed_task_is_a_failed_call_in_the_servers_words() {
+    let (h, _) = with_tasks(|s| {
+        s.brain = scripted(vec![inspect("fail"), words("We are looking into it.")]);
+    })
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(h.outcomes().await, [out("tasks.inspect", Outcome::Failed)]);
+    let text = &h.outcome_texts().await[0];
+    assert!(text.contains("failed") && text.contains(JAMMED), "{text}");
+    assert_eq!(
+        task_events(&h).await[1],
+        ("ended".to_owned(), "failed".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_tasks_question_goes_to_the_person_and_the_answer_to_the_task() {
+    let (h, counts) = with_tasks(|s| {
+        s.brain = scripted(vec![inspect("ask"), words("Your parcel is intact.")]);
+        s.form = Box::new(|ask| {
+            assert!(ask.message.contains("open the parcel"), "{}", ask.message);
+            FormAnswer::Accept(std::collections::BTreeMap::from([(
+                "open".to_owned(),
+                FieldValue::Boolean(true),
+            )]))
+        });
+    })
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(h.outcomes().await, [out("tasks.inspect", Outcome::Result)]);
+    assert_eq!(h.outcome_texts().await, [INSPECTED_AFTER_YES]);
+    assert_eq!(h.people.forms().len(), 1, "asked once");
+    assert_eq!(counts.updates(), 1, "answered once");
+    let asked: Vec<Event> = h
+        .host
+        .events()
+        .await
+        .into_iter()
+        .filter(|e| matches!(e, Event::InputRequest { .. }))
+        .collect();
+    assert!(
+        matches!(&asked[..], [Event::InputRequest { action, server, .. }] if action == "accept" && server == "tasks"),
+        "{asked:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_person_who_stops_the_run_cancels_its_task_at_the_server() {
+    let (h, counts) = with_tasks(|s| {
+        s.brain = scripted(vec![inspect("forever"), words("Done.")]);
+    })
+    .await;
+    let watch = h.host.watch_tasks();
+    let host = std::sync::Arc::clone(&h.host);
+    let ticket = host
+        .tickets()
+        .iter()
+        .find(|t| t.ticket_id == "T-0001")
+        .cloned()
+        .expect("ticket");
+    let run = tokio::spawn(async move { host.work_ticket(&ticket, None).await });
+    eventually("the task started", async || {
+        !task_events(&h).await.is_empty()
+    })
+    .await;
+    h.host.stop("T-0001").await.expect("a run to stop");
+    let stopped = run.await.expect("the run ended");
+    assert!(stopped.error.is_some_and(|e| e.starts_with("stopped by")));
+    eventually("the server was asked to cancel", async || {
+        counts.cancels() == 1
+    })
+    .await;
+    eventually("the task's end was recorded", async || {
+        task_events(&h).await.last() == Some(&("ended".to_owned(), "cancelled".to_owned()))
+    })
+    .await;
+    let state = h
+        .host
+        .record()
+        .state("T-0001")
+        .await
+        .expect("read")
+        .expect("state");
+    assert_eq!(state.state, Lifecycle::NeedsPerson);
+    assert!(state.tasks.is_empty());
+    assert_eq!(counts.calls(), 1);
+    watch.abort();
+}
+
+#[tokio::test]
+async fn a_task_past_the_limit_sends_the_ticket_to_a_person_and_is_followed_to_its_end() {
+    let (h, counts) = with_tasks(|s| {
+        s.brain = scripted(vec![inspect("slow"), words("Should never be asked.")]);
+        s.tweak = Box::new(|config, _| config.limits.task_max_secs = 1);
+    })
+    .await;
+    let run = h.work("T-0001").await;
+    let why = run.error.expect("the run ended for a person");
+    assert!(
+        why.contains("task_max_secs") && why.contains("goes on at the server"),
+        "{why}"
+    );
+    assert_eq!(
+        h.model.requests().len(),
+        1,
+        "the model was not asked to go on"
+    );
+    let state = h
+        .host
+        .record()
+        .state("T-0001")
+        .await
+        .expect("read")
+        .expect("state");
+    assert_eq!(state.state, Lifecycle::NeedsPerson);
+    assert_eq!(state.tasks.len(), 1, "its task is open");
+    assert_eq!(counts.cancels(), 0, "the task was left to run");
+    let watch = h.host.watch_tasks();
+    eventually("the task's end was recorded", async || {
+        task_events(&h).await.last() == Some(&("ended".to_owned(), "completed".to_owned()))
+    })
+    .await;
+    let ended = h.host.events().await.into_iter().find_map(|e| match e {
+        Event::TaskEnded { text, outcome, .. } => Some((text, outcome)),
+        _ => None,
+    });
+    assert_eq!(ended, Some((INSPECTED.to_owned(), Outcome::Result)));
+    assert_eq!(counts.calls(), 1, "the call was sent once");
+    watch.abort();
+}
