@@ -28,6 +28,8 @@ pub const POLL_MS: u64 = 50;
 pub const WORK: Duration = Duration::from_millis(600);
 /// How long a `slow` task works before it completes, longer than a second's limit.
 pub const SLOW: Duration = Duration::from_millis(2500);
+/// How long a `long` task works: long enough to kill a desk while it runs.
+pub const LONG: Duration = Duration::from_secs(8);
 /// What a completed inspection answers.
 pub const INSPECTED: &str = "parcel KP123456789 inspected: the box is intact";
 /// What an inspection answers after the person's go-ahead.
@@ -42,7 +44,7 @@ pub const STATUS: &str = "scanning the parcel\u{1b}[2J";
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct InspectArgs {
-    /// `complete`, `slow`, `fail`, `ask` or `forever`.
+    /// `complete`, `slow`, `long`, `fail`, `ask` or `forever`.
     pub mode: String,
 }
 
@@ -116,6 +118,10 @@ impl TaskServer {
                     }
                     "slow" => {
                         tokio::time::sleep(SLOW).await;
+                        Ok(text(INSPECTED))
+                    }
+                    "long" => {
+                        tokio::time::sleep(LONG).await;
                         Ok(text(INSPECTED))
                     }
                     "fail" => {

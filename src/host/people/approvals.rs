@@ -166,7 +166,8 @@ impl Host {
                 approval.server, approval.tool
             ));
         }
-        if approval.request_state.is_none() {
+        // A task's question is answered in the task (`tasks/update`), which holds the call.
+        if approval.request_state.is_none() && approval.task.is_none() {
             return Err(format!(
                 "approval {id} holds no state from {} to answer: answering it would call {}.{} afresh, which could make a new side effect rather than answer the one held; nothing was sent, and its asker's run must ask again",
                 approval.server, approval.server, approval.tool

@@ -105,7 +105,12 @@ impl Host {
             }
         };
         let person = self.record.person().to_owned();
-        for state in states {
+        // A task whose question waits for a lead is the lead's to answer; it is followed
+        // again once answered.
+        let followed = states
+            .iter()
+            .filter(|s| s.state != crate::record::Lifecycle::WaitingForLead);
+        for state in followed {
             for open in state.tasks.iter().filter(|t| t.by == person) {
                 let Some(following) = self.tasks_followed.follow(&open.server, &open.task) else {
                     continue;
