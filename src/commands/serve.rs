@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::partner::{Parcels, PartnerServer};
 use crate::shop::http::{Access, StaffTokens, TOKENS_ENV};
 use crate::shop::oauth::OAuthResource;
+use crate::shop::server::ClaimTimes;
 use crate::shop::store::is_postgres;
 use crate::shop::{QuoteIds, ShopServer, ShopWorld, Store};
 
@@ -52,6 +53,16 @@ pub struct ShopArgs {
     /// Read the shop's world from this directory instead of the bundled one.
     #[arg(long, value_name = "DIR")]
     pub assets: Option<PathBuf>,
+    /// Offer file_damage_claim, a damage claim with the carrier that runs as an MCP task
+    /// (off by default: a new tool changes what a model sees).
+    #[arg(long)]
+    pub claims: bool,
+    /// With --claims: how long the carrier reviews a claim, in milliseconds.
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    pub claim_review_ms: u64,
+    /// With --claims: how long the carrier takes to settle a claim, in milliseconds.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub claim_settle_ms: u64,
     #[command(flatten)]
     pub polling: Polling,
     #[command(flatten)]
@@ -160,7 +171,18 @@ async fn serve_shop(args: ShopArgs) -> anyhow::Result<()> {
         }
     })?;
     let at = store.at(&db);
-    let server = ShopServer::new(Arc::new(world), store, &state_key()?)?;
+    let mut server = ShopServer::new(Arc::new(world), store, &state_key()?)?;
+    if args.claims {
+        server = server.with_claims(ClaimTimes {
+            review: Duration::from_millis(args.claim_review_ms),
+            settle: Duration::from_millis(args.claim_settle_ms),
+        });
+        tracing::info!(
+            review_ms = args.claim_review_ms,
+            settle_ms = args.claim_settle_ms,
+            "offering damage claims"
+        );
+    }
     if let (Some(addr), Some(tokens)) = (args.http, tokens) {
         let listener = tokio::net::TcpListener::bind(addr)
             .await

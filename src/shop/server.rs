@@ -4,7 +4,8 @@
 //! `review_refund` and `refund_order` prompts for staff. A refund above the limit is held,
 //! and `issue_refund` asks a lead to release it through an input request (MRTR) whose
 //! `requestState` is sealed and bound to the quote, because it comes back from the client
-//! and must not be trusted.
+//! and must not be trusted. With claims on ([`ShopServer::with_claims`]), the
+//! `file_damage_claim` tool answers with a task (`claims.rs`) that `tasks/*` follow.
 
 use std::sync::Arc;
 
@@ -12,11 +13,12 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    Annotations, CacheScope, CallToolResponse, CallToolResult, ClientCapabilities,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestStateCodec,
-    Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
+    Annotations, CacheScope, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, RequestStateCodec, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -29,10 +31,12 @@ use super::data::ShopWorld;
 use super::store::{RefundStatus, Store};
 use super::{CURRENCY, REFUND_LIMIT, ids};
 
+mod claims;
 mod prompts;
 mod release;
 mod views;
 
+pub use claims::{CLAIM_APPROVAL_REQUEST, ClaimArgs, ClaimTimes};
 use prompts::prompts;
 use views::{OrderView, product_view, refund_result, shop_error, text_result, tool_error};
 
@@ -60,6 +64,9 @@ pub struct ShopServer {
     store: Store,
     codec: Arc<RequestStateCodec>,
     tool_router: ToolRouter<Self>,
+    /// Damage claims are offered only when set (`serve shop --claims`): a new tool changes
+    /// what a model sees.
+    claims: Option<ClaimTimes>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -116,7 +123,18 @@ impl ShopServer {
             store: store.into(),
             codec: Arc::new(codec),
             tool_router: Self::tool_router(),
+            claims: None,
         })
+    }
+
+    /// The same shop offering `file_damage_claim`, whose claims spend `times` with the
+    /// carrier.
+    pub fn with_claims(mut self, times: ClaimTimes) -> Self {
+        if self.claims.is_none() {
+            self.tool_router.merge(Self::claims_router());
+        }
+        self.claims = Some(times);
+        self
     }
 
     #[tool(
@@ -306,6 +324,8 @@ impl ServerHandler for ShopServer {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                // Always: without claims every task ID is unknown, which is the truth.
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
@@ -402,6 +422,31 @@ impl ServerHandler for ShopServer {
         // runs to kilobytes. rmcp's future for a request holds the largest of its handlers'
         // futures inline and is moved several times as it is spawned, for every request.
         Ok(Box::pin(self.prompt(request)).await?.into())
+    }
+
+    // The task requests are boxed for the same reason as get_prompt.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Box::pin(self.claim_task(&request.task_id, &context)).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Box::pin(self.update_claim_task(&request.task_id, &request.input_responses, &context)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Box::pin(self.cancel_claim_task(&request.task_id)).await
     }
 }
 

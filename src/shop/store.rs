@@ -5,7 +5,8 @@
 //! refund is made at most once per quote, each order line is refunded at most once (a
 //! whole-order refund excludes line refunds, and back), a refund above
 //! [`REFUND_LIMIT`](super::REFUND_LIMIT) stays held until a lead releases it, and each release
-//! form is answered once. The rules themselves are plain functions ([`rules`]) both backends
+//! form is answered once. Damage claims with the carrier ([`claims`]) live in the same
+//! record. The rules themselves are plain functions ([`rules`]) both backends
 //! call on what they read.
 //!
 //! [`Store`] is what the shop's server holds: SQLite ([`SqliteStore`], the default; its calls
@@ -17,12 +18,17 @@ use std::sync::Arc;
 
 use super::data::{Order, ShopWorld};
 
+mod claims;
 mod model;
 mod postgres;
 mod queries;
 mod rules;
 mod sqlite;
 
+pub use claims::{
+    AnswerTaken, Claim, ClaimAnswer, ClaimOutcome, ClaimSchedule, ClaimStage,
+    now_ms as claim_clock_ms,
+};
 pub use model::{Covers, Quote, QuoteIds, Refund, RefundStatus, ShopError};
 pub use postgres::PgStore;
 pub use rules::ReleaseAnswer;

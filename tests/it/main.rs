@@ -35,6 +35,7 @@ mod record_kill;
 mod recorded_run;
 mod report;
 mod resume;
+mod shop_claims;
 mod shop_data;
 mod shop_http;
 mod shop_replicas;

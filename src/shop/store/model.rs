@@ -163,6 +163,29 @@ pub enum ShopError {
         "The shop has no open release form for refund {0} with this requestState. Call issue_refund again without requestState for a fresh form."
     )]
     NoAsk(String),
+    #[error("A damage claim needs the damage: say in a few words what arrived damaged.")]
+    NoDamage,
+    #[error(
+        "Order {order_id} is {}: it was never shipped, so no parcel of it can have arrived damaged and nothing was filed. Check the order number with the customer.",
+        status.as_str()
+    )]
+    NeverShipped {
+        order_id: String,
+        status: OrderStatus,
+    },
+    /// The two-person rule for claims: a large claim is confirmed by a lead who did not file it.
+    #[error(
+        "Only a lead may answer claim {claim}, and {answerer} is not one: a lead other than {filer} must confirm or decline it; it still waits."
+    )]
+    ClaimNotALead {
+        claim: String,
+        answerer: String,
+        filer: String,
+    },
+    #[error(
+        "A lead other than {filer} must answer claim {claim}: the one who filed a claim cannot confirm it too; it still waits."
+    )]
+    OwnClaim { claim: String, filer: String },
     #[error("the shop's database failed ({0}); try again, and report it if it keeps failing")]
     Database(#[from] rusqlite::Error),
     #[error(

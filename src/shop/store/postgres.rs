@@ -13,6 +13,7 @@
 //! world loaded once, under a transaction-scoped advisory lock, however many replicas start
 //! together.
 
+mod claims;
 mod pool;
 
 use std::str::FromStr;

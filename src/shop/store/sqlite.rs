@@ -5,6 +5,8 @@
 //! in one process and for several server processes on the same file (they take turns on the
 //! file's write lock, waiting up to 5 s).
 
+mod claims;
+
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -70,6 +72,22 @@ CREATE TABLE IF NOT EXISTS release_asks (
     answered_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS release_asks_by_refund ON release_asks(refund_seq);
+CREATE TABLE IF NOT EXISTS claims (
+    claim_id        TEXT PRIMARY KEY,
+    order_id        TEXT NOT NULL REFERENCES orders(order_id),
+    damage          TEXT NOT NULL,
+    amount_cents    INTEGER NOT NULL,
+    filed_by        TEXT,
+    created_at_ms   INTEGER NOT NULL,
+    review_ms       INTEGER NOT NULL,
+    settle_ms       INTEGER NOT NULL,
+    answer          TEXT CHECK (answer IN ('approve', 'decline')),
+    note            TEXT,
+    answered_by     TEXT,
+    answered_at_ms  INTEGER,
+    cancelled_at_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS claims_by_order ON claims(order_id, created_at_ms);
 ";
 
 impl SqliteStore {

@@ -48,3 +48,19 @@ CREATE TABLE IF NOT EXISTS shop.release_asks (
     answered_at bigint
 );
 CREATE INDEX IF NOT EXISTS release_asks_by_refund ON shop.release_asks (refund_seq);
+CREATE TABLE IF NOT EXISTS shop.claims (
+    claim_id        text PRIMARY KEY,
+    order_id        text NOT NULL REFERENCES shop.orders (order_id),
+    damage          text NOT NULL,
+    amount_cents    bigint NOT NULL,
+    filed_by        text,
+    created_at_ms   bigint NOT NULL,
+    review_ms       bigint NOT NULL,
+    settle_ms       bigint NOT NULL,
+    answer          text CHECK (answer IN ('approve', 'decline')),
+    note            text,
+    answered_by     text,
+    answered_at_ms  bigint,
+    cancelled_at_ms bigint
+);
+CREATE INDEX IF NOT EXISTS claims_by_order ON shop.claims (order_id, created_at_ms);
