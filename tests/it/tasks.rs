@@ -243,3 +243,57 @@ async fn a_task_past_the_limit_sends_the_ticket_to_a_person_and_is_followed_to_i
     assert_eq!(counts.calls(), 1, "the call was sent once");
     watch.abort();
 }
+
+/// The bundled shop started with `--claims`: its damage claim runs as a task. A small one is
+/// followed to `accepted`; one above the refund limit asks a lead's go-ahead in the task,
+/// which on one person's desk is that person's, and is followed on to `accepted` too.
+#[tokio::test]
+async fn the_shops_damage_claim_is_followed_through_its_review_and_a_lead_s_go_ahead() {
+    use crate::shop_claims::{large_order, small_order};
+    let (small, large) = (small_order(), large_order());
+    let brain = scripted(vec![
+        call(
+            "shop__file_damage_claim",
+            json!({"order_id": small.order_id, "damage": "the lid is cracked"}),
+        ),
+        call(
+            "shop__file_damage_claim",
+            json!({"order_id": large.order_id, "damage": "the motor housing is dented"}),
+        ),
+        words("Both claims are filed."),
+    ]);
+    let mut setup = Setup::new(brain);
+    setup.tweak = Box::new(|config, _| {
+        let shop = config.servers.get_mut("shop").expect("the shop");
+        shop.args.extend(
+            ["--claims", "--claim-review-ms", "300", "--claim-settle-ms", "300"].map(String::from),
+        );
+        config.limits.model_calls_per_ticket = 4;
+    });
+    setup.form = Box::new(|ask| {
+        assert!(ask.message.contains("claim"), "{}", ask.message);
+        FormAnswer::Accept(std::collections::BTreeMap::from([(
+            "approve".to_owned(),
+            FieldValue::Boolean(true),
+        )]))
+    });
+    let h = harness(setup).await;
+    h.work("T-0001").await;
+    assert_eq!(
+        h.outcomes().await,
+        [
+            out("shop.file_damage_claim", Outcome::Result),
+            out("shop.file_damage_claim", Outcome::Result)
+        ]
+    );
+    for text in h.outcome_texts().await {
+        assert!(text.contains("accepted"), "{text}");
+    }
+    assert_eq!(h.people.forms().len(), 1, "only the large claim asked");
+    let ended: Vec<(String, String)> = task_events(&h)
+        .await
+        .into_iter()
+        .filter(|(kind, _)| kind == "ended")
+        .collect();
+    assert_eq!(ended.len(), 2, "{ended:?}");
+}
