@@ -48,7 +48,11 @@ pub struct Host {
     pub(super) recorder: Option<Recorder>,
     pub(super) questions: mpsc::Sender<Question>,
     pub(super) events: mpsc::UnboundedSender<HostEvent>,
-    pub(super) attached: Vec<Attached>,
+    /// The documents every run starts with; one its server says changed is read again
+    /// before the next run ([`Host::resource_updated`]).
+    pub(super) attached: std::sync::RwLock<Vec<Attached>>,
+    /// Attached documents their servers said changed, by server and URI, not read again yet.
+    pub(super) updated: std::sync::Mutex<std::collections::BTreeSet<(String, String)>>,
     /// The identifiers `[[desk.identifiers]]` names, compiled once.
     pub(super) identifiers: Vec<crate::host::gate::identifiers::Identifier>,
     pub(super) extra: Mutex<BTreeMap<String, Vec<Attached>>>,
@@ -74,8 +78,8 @@ pub struct Host {
     pub(super) told: std::sync::Mutex<std::collections::HashSet<i64>>,
     /// The runs a person may stop, and the queue's.
     pub(super) stops: Stops,
-    /// Where each connection sends its server's prefix when the server says its tools changed.
-    pub(super) tool_changes: mpsc::UnboundedSender<String>,
+    /// Where each connection sends its server's word that its tools or a resource changed.
+    pub(super) notices: mpsc::UnboundedSender<crate::host::servers::notices::ServerNotice>,
     /// The servers' tasks this desk follows now.
     pub(super) tasks_followed: crate::host::run::task_calls::Followed,
 }
@@ -144,7 +148,7 @@ async fn connect_all(
     storage: &Storage,
     builtins: &InProcessServers,
     questions: &mpsc::Sender<Question>,
-    tool_changes: &mpsc::UnboundedSender<String>,
+    notices: &mpsc::UnboundedSender<crate::host::servers::notices::ServerNotice>,
 ) -> (Vec<Arc<ServerConn>>, Vec<ServerSummary>) {
     let mut servers = Vec::new();
     let mut summaries = Vec::new();
@@ -154,7 +158,7 @@ async fn connect_all(
             data_dir: storage.data_dir.clone(),
             connect_timeout: config.limits.connect_timeout(),
             builtins: builtins.clone(),
-            tool_changes: Some(tool_changes.clone()),
+            notices: Some(notices.clone()),
             ..Reach::default()
         };
         match ServerConn::connect_with(prefix, server, questions.clone(), reach).await {
@@ -231,9 +235,9 @@ impl Host {
             servers: builtins,
             mailroom,
         } = parts;
-        let (tool_changes, changes_said) = mpsc::unbounded_channel();
+        let (notices, changes_said) = mpsc::unbounded_channel();
         let (servers, mut summaries) =
-            connect_all(&config, &storage, &builtins, &questions, &tool_changes).await;
+            connect_all(&config, &storage, &builtins, &questions, &notices).await;
         let pins = Pins::load(storage.data_dir.as_ref().map(|d| d.join("pins.json")));
         let record = storage.record.clone().unwrap_or_else(|| {
             Arc::new(Record::Sqlite(
@@ -267,7 +271,8 @@ impl Host {
             recorder,
             questions,
             events,
-            attached: Vec::new(),
+            attached: Default::default(),
+            updated: Default::default(),
             extra: Mutex::new(BTreeMap::new()),
             record,
             tickets: std::sync::RwLock::new(tickets),
@@ -281,17 +286,17 @@ impl Host {
             reviewed: Mutex::new(Default::default()),
             told: Default::default(),
             stops: Default::default(),
-            tool_changes,
+            notices,
             tasks_followed: Default::default(),
             trust: Mutex::new(crate::host::gate::trust::Trust::load(
                 storage.data_dir.as_ref().map(|d| d.join("trust.json")),
             )),
         };
-        let mut host = host;
         // The first listing of each connection is the one pinned: a server that changes its
         // tools when listed again is a change, never the pin.
         host.list_tools(true).await;
-        host.attached = host.attach_marked_resources().await;
+        let attached = host.attach_marked_resources().await;
+        *host.attached.write().unwrap_or_else(|p| p.into_inner()) = attached;
         for conn in host.connected() {
             summaries.push(summary_of(&conn).await);
         }
@@ -300,7 +305,8 @@ impl Host {
         *host.summaries.write().unwrap_or_else(|p| p.into_inner()) = summaries;
         let host = Arc::new(host);
         // From now on a server that says its tools changed is listed again at once.
-        host.follow_tool_changes(changes_said);
+        host.follow_notices(changes_said);
+        host.follow_resource_updates();
         host
     }
 
@@ -347,8 +353,12 @@ impl Host {
         self.mailroom.as_ref()
     }
 
-    pub fn attached(&self) -> &[Attached] {
-        &self.attached
+    /// The documents every run starts with, as they are now.
+    pub fn attached(&self) -> Vec<Attached> {
+        self.attached
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn recorder(&self) -> Option<&Recorder> {

@@ -2,6 +2,8 @@
 //! answers with a task (the Tasks extension), kept by rmcp's own `TaskManager` and shared by
 //! every session, so a desk that reconnects, or a second desk, asks after the same tasks. By
 //! its `mode` the task completes, fails, asks a question first, or works until cancelled.
+//! It also offers one document for the model (`depot://rules`), whose text a test changes
+//! ([`TaskCounts::rules`]); a client that listens hears `notifications/resources/updated`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,9 +12,11 @@ use std::time::Duration;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    BooleanSchema, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    Annotations, BooleanSchema, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
     CreateTaskResult, ElicitRequest, ElicitRequestParams, ElicitationSchema, GetTaskParams,
-    GetTaskResult, InputRequest, PrimitiveSchemaDefinition, ServerCapabilities, ServerConfig,
+    GetTaskResult, InputRequest, ListResourcesResult, PaginatedRequestParams,
+    PrimitiveSchemaDefinition, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, SubscriptionFilter,
     UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
@@ -20,7 +24,11 @@ use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+/// The document the server offers the model.
+pub const RULES_URI: &str = "depot://rules";
 
 /// How often the server asks to be polled, in milliseconds.
 pub const POLL_MS: u64 = 50;
@@ -49,7 +57,7 @@ pub struct InspectArgs {
 }
 
 /// What the server counts, for the tests.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct TaskCounts {
     /// `tools/call` requests received.
     pub calls: Arc<AtomicUsize>,
@@ -57,6 +65,19 @@ pub struct TaskCounts {
     pub cancels: Arc<AtomicUsize>,
     /// `tasks/update` requests received.
     pub updates: Arc<AtomicUsize>,
+    /// The text of `depot://rules`; a change is said to every client that listens.
+    pub rules: Arc<watch::Sender<String>>,
+}
+
+impl Default for TaskCounts {
+    fn default() -> Self {
+        Self {
+            calls: Default::default(),
+            cancels: Default::default(),
+            updates: Default::default(),
+            rules: Arc::new(watch::channel("Depot rules, version 1.".to_owned()).0),
+        }
+    }
 }
 
 impl TaskCounts {
@@ -156,9 +177,57 @@ impl ServerHandler for TaskServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
                 .enable_tasks()
                 .build(),
         )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let rules = Resource::new(RULES_URI, "depot-rules").with_annotations(
+            Annotations::default()
+                .with_audience(vec![Role::Assistant])
+                .with_priority(1.0),
+        );
+        Ok(ListResourcesResult::with_all_items(vec![rules]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let text = self.counts.rules.borrow().clone();
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// Says `notifications/resources/updated` each time the rules change, until the client
+    /// goes.
+    async fn listen(&self, cx: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.counts.rules.subscribe();
+        loop {
+            tokio::select! {
+                _ = cx.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let _ = cx.sink().notify_resource_updated(RULES_URI).await;
+                }
+            }
+        }
     }
 
     async fn get_task(

@@ -26,6 +26,7 @@ async fn with_tasks(setup: impl FnOnce(&mut Setup)) -> (Harness, TaskCounts) {
             support_desk::config::ServerConfig {
                 url: Some(url),
                 enabled: true,
+                attach_resources: true,
                 ..Default::default()
             },
         );
@@ -266,7 +267,14 @@ async fn the_shops_damage_claim_is_followed_through_its_review_and_a_lead_s_go_a
     setup.tweak = Box::new(|config, _| {
         let shop = config.servers.get_mut("shop").expect("the shop");
         shop.args.extend(
-            ["--claims", "--claim-review-ms", "300", "--claim-settle-ms", "300"].map(String::from),
+            [
+                "--claims",
+                "--claim-review-ms",
+                "300",
+                "--claim-settle-ms",
+                "300",
+            ]
+            .map(String::from),
         );
         config.limits.model_calls_per_ticket = 4;
     });
@@ -296,4 +304,42 @@ async fn the_shops_damage_claim_is_followed_through_its_review_and_a_lead_s_go_a
         .filter(|(kind, _)| kind == "ended")
         .collect();
     assert_eq!(ended.len(), 2, "{ended:?}");
+}
+
+/// A document every run starts with, which its server says changed while the desk is open,
+/// is read again before the next run: the first ticket's model read the old text, the next
+/// one's the new.
+#[tokio::test]
+async fn an_attached_document_its_server_changes_is_read_again_before_the_next_run() {
+    let (h, counts) = with_tasks(|s| {
+        s.brain = scripted(vec![words("First."), words("Second.")]);
+    })
+    .await;
+    h.work("T-0001").await;
+    counts
+        .rules
+        .send_replace("Depot rules, version 2: no parcels after six.".to_owned());
+    eventually("the change was heard", async || {
+        h.host.documents_changed()
+            == [(
+                "tasks".to_owned(),
+                crate::task_fixture::RULES_URI.to_owned(),
+            )]
+    })
+    .await;
+    h.work("T-0002").await;
+    let requests = h.model.requests();
+    assert!(
+        requests[0].to_string().contains("version 1."),
+        "{}",
+        requests[0]
+    );
+    assert!(
+        requests[1]
+            .to_string()
+            .contains("version 2: no parcels after six."),
+        "{}",
+        requests[1]
+    );
+    assert!(!requests[1].to_string().contains("version 1."));
 }

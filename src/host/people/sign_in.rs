@@ -54,7 +54,7 @@ impl Host {
             data_dir: self.data_dir.clone(),
             connect_timeout: self.config.limits.connect_timeout(),
             builtins: self.builtins.clone(),
-            tool_changes: Some(self.tool_changes.clone()),
+            notices: Some(self.notices.clone()),
             ..Reach::default()
         };
         let conn = ServerConn::connect_with(prefix, server, self.questions.clone(), reach)

@@ -10,6 +10,7 @@ pub(crate) mod ask;
 pub(crate) mod continuation;
 pub(crate) mod conversation;
 pub(crate) mod offer;
+pub(crate) mod resource_updates;
 pub(crate) mod resources;
 pub(crate) mod server_prompts;
 pub(crate) mod stop;

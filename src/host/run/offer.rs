@@ -19,6 +19,7 @@ use crate::host::gate::tools::{Offered, held, listing};
 use crate::host::run::conversation::Conversation;
 use crate::host::run::system_prompt;
 use crate::host::servers::connect::ServerConn;
+use crate::host::servers::notices::ServerNotice;
 use crate::model::chat::{Message, ToolSpec};
 use crate::tickets::Ticket;
 
@@ -47,19 +48,31 @@ impl Host {
 
     /// Lists each server that says its tools changed again, as soon as it says so, for as
     /// long as the host lives. Several words from one server while a listing is under way
-    /// make one listing more.
-    pub(in crate::host) fn follow_tool_changes(
+    /// make one listing more. A resource a server says changed is read again before the
+    /// next run ([`Host::resource_updated`]).
+    pub(in crate::host) fn follow_notices(
         self: &Arc<Self>,
-        mut said: mpsc::UnboundedReceiver<String>,
+        mut said: mpsc::UnboundedReceiver<ServerNotice>,
     ) {
         let host: Weak<Self> = Arc::downgrade(self);
         tokio::spawn(async move {
             while let Some(first) = said.recv().await {
-                let mut servers = BTreeSet::from([first]);
+                let mut notices = vec![first];
                 while let Ok(more) = said.try_recv() {
-                    servers.insert(more);
+                    notices.push(more);
                 }
                 let Some(host) = host.upgrade() else { return };
+                let mut servers = BTreeSet::new();
+                for notice in notices {
+                    match notice {
+                        ServerNotice::ToolsChanged(server) => {
+                            servers.insert(server);
+                        }
+                        ServerNotice::ResourceUpdated { server, uri } => {
+                            host.resource_updated(&server, &uri)
+                        }
+                    }
+                }
                 for server in servers {
                     host.relist(&server).await;
                 }

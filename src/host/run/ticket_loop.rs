@@ -229,7 +229,8 @@ impl Host {
         ticket: &Ticket,
         specs: &[ToolSpec],
     ) -> ([Message; 2], Vec<Attached>) {
-        let mut attached = self.attached.clone();
+        self.read_updated_again().await;
+        let mut attached = self.attached();
         let extra = self.extra.lock().await.get(&ticket.ticket_id).cloned();
         attached.extend(extra.unwrap_or_default());
         let limit = self.config.limits.model_calls_per_ticket;

@@ -27,7 +27,7 @@ use crate::wire::lane::CallLane;
 
 use super::transport::Opened;
 pub use crate::host::servers::elicitation::{HostClient, InFlight};
-use crate::host::servers::notices::ProgressRoutes;
+use crate::host::servers::notices::{ProgressRoutes, ServerNotice};
 pub use crate::host::servers::transport::{InProcessServers, ServeInProcess};
 pub use errors::{ConnectError, connection_lost, missing_capability};
 
@@ -171,8 +171,8 @@ pub struct Reach {
     pub sign_in: SignInPolicy,
     /// Who the desk is to the authorization server, instead of the config's `oauth` table.
     pub identity: Option<ClientIdentity>,
-    /// Where the server's word that its tools changed goes (its prefix), if anyone listens.
-    pub tool_changes: Option<mpsc::UnboundedSender<String>>,
+    /// Where the server's word that its tools or a resource changed goes, if anyone listens.
+    pub notices: Option<mpsc::UnboundedSender<ServerNotice>>,
 }
 
 /// How long a server may take to start, answer the handshake and list its tools.
@@ -218,7 +218,7 @@ impl ServerConn {
             builtins,
             sign_in,
             identity,
-            tool_changes,
+            notices,
         } = reach;
         let origin = config.origin();
         let remembered_at = data_dir.as_ref().map(|dir| {
@@ -229,7 +229,7 @@ impl ServerConn {
             prefix: prefix.to_owned(),
             origin: origin.clone(),
             config: config.clone(),
-            handler: HostClient::new(prefix, &origin, questions).with_tool_changes(tool_changes),
+            handler: HostClient::new(prefix, &origin, questions).with_notices(notices),
             remembered_at,
             live: Mutex::new(None),
             connect_timeout,

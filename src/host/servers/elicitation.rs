@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::host::api::{FormAnswer, FormAsk, Pending, Question};
 use crate::host::servers::calls::InputExchange;
 use crate::host::servers::form_wire;
-use crate::host::servers::notices::ProgressRoutes;
+use crate::host::servers::notices::{ProgressRoutes, ServerNotice};
 
 /// The handler of one connection: it knows which server it belongs to, so a person always
 /// sees who asks.
@@ -38,9 +38,9 @@ pub struct HostClient {
     heard: Arc<std::sync::Mutex<Vec<(String, InputExchange)>>>,
     /// The calls following their progress, by token.
     progress: ProgressRoutes,
-    /// Where this server's word that its tools changed goes (its prefix is sent): to whoever
-    /// lists tools again, if anyone does.
-    tool_changes: Option<mpsc::UnboundedSender<String>>,
+    /// Where this server's word that its tools or a resource changed goes: to the host, if
+    /// anyone listens.
+    notices: Option<mpsc::UnboundedSender<ServerNotice>>,
 }
 
 #[derive(Debug, Default)]
@@ -59,13 +59,13 @@ impl HostClient {
             in_flight: Default::default(),
             heard: Default::default(),
             progress: Default::default(),
-            tool_changes: None,
+            notices: None,
         }
     }
 
-    /// Sends this server's prefix to `to` each time it says its tools changed.
-    pub fn with_tool_changes(mut self, to: Option<mpsc::UnboundedSender<String>>) -> Self {
-        self.tool_changes = to;
+    /// Sends `to` each time this server says its tools or a resource changed.
+    pub fn with_notices(mut self, to: Option<mpsc::UnboundedSender<ServerNotice>>) -> Self {
+        self.notices = to;
         self
     }
 
@@ -73,8 +73,20 @@ impl HostClient {
     /// opened): whoever lists tools is told which server it was.
     pub fn tools_changed(&self) {
         tracing::info!(server = %self.prefix, "the server says its tools changed");
-        if let Some(to) = &self.tool_changes {
-            let _ = to.send(self.prefix.clone());
+        if let Some(to) = &self.notices {
+            let _ = to.send(ServerNotice::ToolsChanged(self.prefix.clone()));
+        }
+    }
+
+    /// The server said the resource at `uri` changed (unasked to an older server's
+    /// `resources/subscribe`, or on a subscription): the host reads it again.
+    pub fn resource_updated(&self, uri: &str) {
+        tracing::info!(server = %self.prefix, %uri, "the server says a resource changed");
+        if let Some(to) = &self.notices {
+            let _ = to.send(ServerNotice::ResourceUpdated {
+                server: self.prefix.clone(),
+                uri: uri.to_owned(),
+            });
         }
     }
 
@@ -242,5 +254,14 @@ impl ClientHandler for HostClient {
     /// opened (`connect`), which rmcp keeps from this handler.
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         self.tools_changed();
+    }
+
+    /// An older server's word on a resource the desk subscribed to (`resources/subscribe`).
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.resource_updated(&params.uri);
     }
 }

@@ -1,5 +1,6 @@
 //! What a server tells the desk unasked: how far a call has got (`notifications/progress`,
-//! routed to the call by its progress token).
+//! routed to the call by its progress token), and that its tools or a resource the desk
+//! reads changed ([`ServerNotice`], for the host).
 //!
 //! Every `tools/call` the desk sends carries a progress token: rmcp's own on calls it sends,
 //! the desk's (`desk-N`) on calls written on a stdio server's call lane, which never meet as
@@ -12,6 +13,16 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{NumberOrString, ProgressNotificationParam, ProgressToken};
 use tokio::sync::mpsc;
+
+/// A server's word, unasked, that something the desk keeps changed: the host lists its
+/// tools again, or reads the resource again before the next run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerNotice {
+    /// The server (its prefix) says its tools changed.
+    ToolsChanged(String),
+    /// The server says the resource at `uri` changed.
+    ResourceUpdated { server: String, uri: String },
+}
 
 /// How many notifications a call's follower holds before more are dropped: progress is a
 /// view, and a server that floods it loses its own updates, never the desk's memory.
