@@ -60,3 +60,4 @@ mod ui_owners;
 mod ui_report;
 mod ui_review_rechecked;
 mod ui_sign_in;
+mod ui_tasks;
