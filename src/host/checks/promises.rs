@@ -12,7 +12,7 @@ const NOT_A_CLAIM: &str = "if unless whether would could might once when after p
 /// Besides those, what makes a release or an approval not the refund's: "until a lead
 /// approves", "released by customs".
 const NOT_AN_APPROVAL: &str = "before until needs need requires require customs parcel package \
-    shipment";
+    shipment carrier courier warehouse";
 
 /// A lead's approval or a refund's release said to have happened.
 const APPROVALS: &[&str] = &[
@@ -57,8 +57,6 @@ const DAYS: &str = "today tomorrow tonight monday tuesday wednesday thursday fri
     sunday weekend";
 /// A tool that schedules a follow-up: only its successful call backs a dated promise.
 const SCHEDULERS: [&str; 5] = ["schedule", "callback", "follow", "remind", "appointment"];
-/// Verbs of a parcel still to come.
-const ARRIVALS: &str = "arrive arrives arriving reach reaches come comes";
 
 /// The approval or release the reply claims when no refund was released: held, failed or
 /// never run. `released` says whether an issue_refund call released one.
@@ -212,7 +210,14 @@ fn dated_promise(text: &str) -> Option<String> {
 fn arrival_day(text: &str) -> Option<String> {
     for sentence in super::sentences(text).iter().filter(|s| !s.question) {
         let words = &sentence.words;
-        let arrives = words.iter().any(|w| listed(ARRIVALS, &w.norm));
+        let norm = |k: usize| words.get(k).map_or("", |w| w.norm.as_str());
+        // A parcel still to come: "will arrive", "reaches you", "be delivered"; not "reach out".
+        let arrives = (0..words.len()).any(|k| match norm(k) {
+            "arrive" | "arrives" | "arriving" => true,
+            "reach" | "reaches" => norm(k + 1) != "out",
+            "delivered" => k.checked_sub(1).is_some_and(|b| norm(b) == "be"),
+            _ => false,
+        });
         let day = words
             .iter()
             .position(|w| listed(DAYS, &w.norm) && w.norm != "weekend" && !w.quoted);

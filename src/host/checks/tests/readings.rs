@@ -210,3 +210,19 @@ fn a_reply_in_another_script_is_not_the_desks_language() {
         )]
     );
 }
+
+#[test]
+fn a_parcel_released_to_the_carrier_or_a_reply_tomorrow_claims_nothing() {
+    for honest in [
+        "Your order has been released to the carrier and is on its way.",
+        "We will reach out to you tomorrow with the carrier's answer.",
+        "Our support team will get back to you within two working days.",
+    ] {
+        let shipped = call(
+            "shop.get_order_status",
+            Outcome::Result,
+            r#"{"order_id": "O-1477", "status": "shipped"}"#,
+        );
+        assert_eq!(findings(honest, &[shipped]), [], "{honest}");
+    }
+}
