@@ -47,7 +47,14 @@ pub(super) fn check(text: &str, calls: &[CallFact]) -> Vec<Finding> {
         .map(|c| c.result.to_lowercase())
         .collect::<Vec<_>>()
         .join("\n");
-    let mut out = Out::default();
+    // Read once, not once a claim: the results do not change while the reply is read.
+    let mut out = Out {
+        anywhere: [State::Shipped, State::Delivered]
+            .into_iter()
+            .filter(|s| s.supported_in(&results))
+            .collect(),
+        ..Out::default()
+    };
     let mut last_named: Option<String> = None;
     for sentence in sentences(text) {
         let words = &sentence.words;
@@ -61,7 +68,7 @@ pub(super) fn check(text: &str, calls: &[CallFact]) -> Vec<Finding> {
                 if let Some(c) = nearest(&claims, &clause, *k) {
                     let claim = &claims[c];
                     let phrase = span(text, words, claim.start.min(*k), claim.end.max(k + 1));
-                    out.judge(&known, &results, id, claim, phrase, true);
+                    out.judge(&known, id, claim, phrase, true);
                 }
             }
             let mut named_clauses = HashSet::new();
@@ -75,7 +82,7 @@ pub(super) fn check(text: &str, calls: &[CallFact]) -> Vec<Finding> {
                 };
                 if claim.state != State::Found {
                     let phrase = span(text, words, claim.start, claim.end);
-                    out.judge(&known, &results, &id, claim, phrase, false);
+                    out.judge(&known, &id, claim, phrase, false);
                 }
             }
             items(text, &sentence, &ids, &known, &mut out);
@@ -92,8 +99,10 @@ struct Out {
     found: Vec<Finding>,
     /// Findings already made, by their words: none repeats.
     seen: HashSet<String>,
-    /// What the reply said of an order no tool knows: (state, negated) → its words.
+    /// What the reply said of an order no tool knows: (order, state) → (negated, its words).
     said: HashMap<(String, State), (bool, String)>,
+    /// The states some result of the ticket shows, for any order.
+    anywhere: Vec<State>,
 }
 
 impl Out {
@@ -106,18 +115,10 @@ impl Out {
 
     /// The claim on order `id` against what the shop said of it; `named` when the sentence
     /// names the order itself (an order no tool knows is judged only then).
-    fn judge(
-        &mut self,
-        known: &Known,
-        results: &str,
-        id: &str,
-        claim: &Claim,
-        phrase: String,
-        named: bool,
-    ) {
+    fn judge(&mut self, known: &Known, id: &str, claim: &Claim, phrase: String, named: bool) {
         let Some(order) = known.order(id) else {
             if named {
-                self.unknown(results, id, claim, phrase);
+                self.unknown(id, claim, phrase);
             }
             return;
         };
@@ -126,7 +127,7 @@ impl Out {
             state => {
                 let holds = order.is(state);
                 // A state no result holds at all is `claims`' to flag, as unsupported.
-                let anywhere = claim.negated || state.supported_in(results);
+                let anywhere = claim.negated || self.anywhere.contains(&state);
                 anywhere && holds == claim.negated
             }
         };
@@ -141,7 +142,7 @@ impl Out {
 
     /// An order no tool returned: a state said of it is unsupported, and said both ways it is
     /// the reply against itself.
-    fn unknown(&mut self, results: &str, id: &str, claim: &Claim, phrase: String) {
+    fn unknown(&mut self, id: &str, claim: &Claim, phrase: String) {
         if claim.state == State::Found {
             return;
         }
@@ -162,7 +163,7 @@ impl Out {
             }
             Some(_) => {}
             None => {
-                if !claim.negated && claim.state.supported_in(results) {
+                if !claim.negated && self.anywhere.contains(&claim.state) {
                     self.push(Finding::Unsupported {
                         kind: "order state".into(),
                         words: phrase.clone(),
