@@ -647,7 +647,25 @@ const DRAFT_PIECES: &[&str] = &[
     "%",
     "Q-7F3A",
     "O-1587",
+    "order 1587",
     "KP805438627",
+    "KP99999",
+    "cannot find",
+    "arrived",
+    "dispatched",
+    "KG-1034",
+    "3",
+    "terracotta planters",
+    "sauté pan",
+    "discount",
+    "free of charge",
+    "we will contact you",
+    "by Friday",
+    "tomorrow",
+    "a lead has",
+    "money is back",
+    "je ne peux pas vous aider",
+    "Здравствуйте",
     "İ",
     "ẞ",
     "ﬁ",
@@ -663,7 +681,8 @@ fn draft_like_text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(DRAFT_PIECES), 0..48).prop_map(|p| p.concat())
 }
 
-/// A call log with a quote, a refund released or held or failed, and an order's status.
+/// A call log with a quote, a refund released or held or failed, and an order's status, lines
+/// and products whose names and IDs are draft-like text.
 fn call_log() -> impl Strategy<Value = Vec<support_desk::host::checks::CallFact>> {
     use support_desk::host::api::Outcome;
     use support_desk::host::checks::CallFact;
@@ -690,8 +709,16 @@ fn call_log() -> impl Strategy<Value = Vec<support_desk::host::checks::CallFact>
             turn: 1,
             outcome,
             arguments: Map::new(),
-            result: serde_json::json!({"status": status, "amount": "279.00", "note": words})
-                .to_string(),
+            result: serde_json::json!({
+                "order_id": "O-1587",
+                "status": status,
+                "amount": "279.00",
+                "note": words,
+                "lines": [{"sku": "KG-1034", "item": words, "quantity": 2}],
+                "orders": [{"order_id": words, "status": "placed", "skus": ["KG-1059"]}],
+                "products": [{"sku": words, "name": "Terracotta planter"}],
+            })
+            .to_string(),
         });
     prop::collection::vec(fact, 0..4)
 }

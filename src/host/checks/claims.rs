@@ -100,14 +100,14 @@ const STATES: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Words that look like a parcel's tracking number: two or more capitals, then 8 or more digits.
+/// Words that look like a parcel's tracking number: two or more capitals, then 5 or more digits.
 fn tracking_numbers(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| {
             work::step(1);
             let letters = w.len() - w.trim_start_matches(|c: char| c.is_ascii_uppercase()).len();
             let digits = &w[letters..];
-            letters >= 2 && digits.len() >= 8 && digits.chars().all(|c| c.is_ascii_digit())
+            letters >= 2 && digits.len() >= 5 && digits.chars().all(|c| c.is_ascii_digit())
         })
         .map(str::to_owned)
         .collect()
@@ -340,6 +340,12 @@ const REFUSALS: &[&str] = &[
     "don't have access to",
     "do not have access to",
     "as an ai",
+    "je ne peux pas vous aider",
+    "ich kann ihnen nicht helfen",
+    "no puedo ayudarle",
+    "no puedo ayudarte",
+    "non posso aiutarla",
+    "ik kan u niet helpen",
 ];
 
 /// The sentence that refuses the customer, if the reply does. Each sentence is lowered on

@@ -1,8 +1,8 @@
 //! A reply that says the opposite of what the ticket's latest tool result says: a refund the
-//! shop released called waiting for a lead, an order a tool found shipped or delivered said
-//! not to have left or arrived. Each finding names the sentence and the call that decides it.
-//! (A state no result supports at all, "your order has shipped" with nothing to say so, is
-//! `claims`' unsupported state.)
+//! shop released called waiting for a lead here, and what a reply says of an order (shipped,
+//! delivered, found, its items) read against that order's own latest result in `facts`.
+//! Each finding names the sentence and the call that decides it. (A state no result supports
+//! at all, "your order has shipped" with nothing to say so, is `claims`' unsupported state.)
 
 use super::{CallFact, Finding, Sentence, first_match, is_tool};
 use crate::host::api::Outcome;
@@ -15,15 +15,6 @@ const STILL_WAITING: &[&str] = &[
     "needs|requires|need|require ~3 approval|review|sign-off",
     "on hold",
 ];
-
-/// An order that left the warehouse said not to have.
-const NOT_SHIPPED: &[&str] = &[
-    "not ~3 shipped|dispatched|sent|left",
-    "yet to ~1 ship|shipped|dispatched|leave",
-];
-
-/// A delivered order said not to have arrived.
-const NOT_DELIVERED: &[&str] = &["not ~3 delivered|arrived"];
 
 /// Words that make a sentence a supposition, or the customer's words retold, rather than
 /// the reply's own statement of the facts.
@@ -43,20 +34,7 @@ pub(super) fn check(text: &str, calls: &[CallFact]) -> Vec<Finding> {
             state: status,
         });
     }
-    if let Some((call, status)) = latest_status(calls, "get_order_status") {
-        let denied = match status.as_str() {
-            "delivered" => stated(text, NOT_DELIVERED).or_else(|| stated(text, NOT_SHIPPED)),
-            "shipped" => stated(text, NOT_SHIPPED),
-            _ => None,
-        };
-        if let Some(phrase) = denied {
-            found.push(Finding::Contradicted {
-                phrase,
-                tool: call.tool.clone(),
-                state: status,
-            });
-        }
-    }
+    found.extend(super::facts::check(text, calls));
     found
 }
 

@@ -39,6 +39,9 @@ pub struct Checked {
 mod amounts;
 mod claims;
 mod contradictions;
+mod facts;
+mod language;
+mod promises;
 pub mod recheck;
 mod work;
 
@@ -85,6 +88,9 @@ pub fn check_reply(
         let tool = tried.map_or(claim.tool, |c| c.tool.as_str()).to_owned();
         findings.push(Finding::PromiseOfFailedCall { tool, phrase });
     }
+    if promises_refund(&text).is_none() {
+        findings.extend(promises::approvals(&text, calls, released));
+    }
     let known: HashSet<Cents> = known_amounts(calls).into_iter().collect();
     for amount in amounts_in_reply(&text)
         .into_iter()
@@ -96,6 +102,8 @@ pub fn check_reply(
     }
     findings.extend(claims::check(&text, calls, ticket_text, tools, signature));
     findings.extend(contradictions::check(&text, calls));
+    findings.extend(promises::check(&text, calls));
+    findings.extend(language::check(&text, ticket_text));
     Checked { text, findings }
 }
 
@@ -141,8 +149,8 @@ const ACTION_CLAIMS: &[ActionClaim] = &[ActionClaim {
     ],
 }];
 
-// Patterns are words in order; `a|b` is either word, `~N` skips up to N words, `#amt` is an
-// amount. Words are lower case with contractions spelled out ("we'll" reads "we will").
+// Patterns are words in order; `a|b` is either word, `~N` skips up to N words, `#amt` (a step
+// of its own, not one of `a|b`) is an amount. Words are lower case with contractions spelled out ("we'll" reads "we will").
 const REFUND_VERBS: &str = "issued|processed|approved|released|made|sent|paid|credited|completed|initiated|transferred|refunded|reimbursed|returned|submitted";
 const REFUND_PROMISES: &[&str] = &[
     "will|shall be refunded|reimbursed|credited",
@@ -167,6 +175,11 @@ const REFUND_PROMISES: &[&str] = &[
     "refund|refunds|payment|money|#amt ~2 went|gone|go|goes through",
     "#amt ~2 has|have|was|were|is been|being sent|returned|refunded|credited|paid|transferred|released|reimbursed",
     "#amt ~2 is|are on its|the|their way",
+    "money|amount|sum|payment ~1 is|are|was|were back",
+    "money|amount|sum|payment ~1 is|are|was|were back on|in|to ~2 card|account|bank",
+    "#amt ~1 is|are|was|were back on|in|to ~2 card|account|bank",
+    "put|paid|sent|transferred|moved ~1 money|amount|sum back",
+    "put|paid|sent|transferred|moved ~1 #amt back",
     "#amt ~3 will|should reach|arrive|appear|show|land",
     "#amt ~2 was|were sent|refunded|credited|transferred|released|reimbursed",
     "sent|transferred|refunded|credited|reimbursed #amt",

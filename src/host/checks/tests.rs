@@ -6,6 +6,8 @@ use super::*;
 
 mod honest;
 mod linear;
+mod orders;
+mod readings;
 mod saved_replies;
 
 fn call(tool: &str, outcome: Outcome, result: &str) -> CallFact {

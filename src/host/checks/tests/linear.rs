@@ -51,6 +51,17 @@ fn shapes() -> Vec<(&'static str, Shape)> {
         ("many object starts", |n| {
             repeated(n, |_| "{\"a\" {\" ".to_owned())
         }),
+        ("many dated promises, gifts and arrival days", |n| {
+            repeated(n, |_| {
+                "We will contact you by Friday with a 10% discount, and it will arrive tomorrow. "
+                    .to_owned()
+            })
+        }),
+        ("one run-on sentence in French", |n| {
+            repeated(n, |_| {
+                "je ne peux pas vous aider avec cette demande ".to_owned()
+            })
+        }),
         ("a refusal at the end of a long text", |n| {
             repeated(n, |_| "İ am here and well ".to_owned()) + "but I can't assist with that."
         }),
@@ -76,6 +87,38 @@ fn a_text_a_hundred_times_longer_takes_at_most_about_two_hundred_times_the_steps
         }
     }
     assert_eq!(too_slow, Vec::<String>::new());
+}
+
+#[test]
+fn a_reply_naming_many_orders_and_items_takes_steps_in_proportion() {
+    let order = r#"{"order_id":"O-1419","status":"delivered","lines":[{"sku":"KG-1059","item":"Terracotta planter","quantity":2}]}"#;
+    let listed = r#"{"orders":[{"order_id":"O-2730","status":"placed","skus":["KG-1095"]}]}"#;
+    let calls = [
+        call("shop.get_order_status", Outcome::Result, order),
+        call("shop.find_orders", Outcome::Result, listed),
+    ];
+    let text = |n: usize| {
+        repeated(n, |i| {
+            format!(
+                "O-{} and O-1419 have shipped but O-2730 has not arrived, with {} terracotta planters, KG-1095 and ",
+                1000 + i,
+                i % 9 + 1
+            )
+        }) + "that is all."
+    };
+    let steps = |text: &str| {
+        work::steps_of(|| {
+            check_reply(
+                text,
+                &calls,
+                "my order",
+                &TOOLS.map(String::from),
+                SIGNATURE,
+            );
+        })
+    };
+    let (few, many) = (steps(&text(10)), steps(&text(1000)));
+    assert!(many <= 200 * few, "{few} steps, then {many}");
 }
 
 #[test]
