@@ -81,7 +81,7 @@ pub struct Host {
     /// Where each connection sends its server's word that its tools or a resource changed.
     pub(super) notices: mpsc::UnboundedSender<crate::host::servers::notices::ServerNotice>,
     /// The servers' tasks this desk follows now.
-    pub(super) tasks_followed: crate::host::run::task_calls::Followed,
+    pub(super) tasks_followed: crate::host::servers::tasks::Followed,
 }
 
 /// Where the host keeps what outlives it: pins, remembered server revisions, the desk's record.

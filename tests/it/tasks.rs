@@ -343,3 +343,22 @@ async fn an_attached_document_its_server_changes_is_read_again_before_the_next_r
     );
     assert!(!requests[1].to_string().contains("version 1."));
 }
+
+/// `config/claims.toml`, layered over the default, turns the shop's claims on and changes
+/// nothing else of it.
+#[test]
+fn the_claims_config_turns_the_shops_claims_on_over_the_default() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/claims.toml");
+    let layered = support_desk::config::DeskConfig::load(&[path]).expect("it loads");
+    let default = support_desk::config::DeskConfig::bundled();
+    let (shop, was) = (&layered.servers["shop"], &default.servers["shop"]);
+    assert!(shop.args.iter().any(|a| a == "--claims"), "{:?}", shop.args);
+    assert_eq!(
+        shop.args[..was.args.len()],
+        was.args[..],
+        "the default's args come first"
+    );
+    assert!(shop.lead_forms.iter().any(|t| t == "file_damage_claim"));
+    assert_eq!(shop.command, was.command);
+    assert_eq!(layered.servers.len(), default.servers.len());
+}

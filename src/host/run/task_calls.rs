@@ -5,8 +5,7 @@
 //! it to its end and records that, so a task outlives the desk that started it and no call
 //! is ever sent twice for it.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::host::core::Host;
@@ -18,37 +17,6 @@ use crate::record::{Event, OpenTask};
 
 /// How often an open desk looks for tasks in its record that nobody here follows.
 const WATCH_EVERY: Duration = Duration::from_secs(5);
-
-/// The tasks this desk follows now, by server and task: each is followed once.
-#[derive(Default)]
-pub struct Followed(Arc<Mutex<HashSet<(String, String)>>>);
-
-/// This desk follows a task until dropped.
-pub struct Following {
-    set: Arc<Mutex<HashSet<(String, String)>>>,
-    key: (String, String),
-}
-
-impl Followed {
-    /// `None` when this desk follows it already.
-    fn follow(&self, server: &str, task: &str) -> Option<Following> {
-        let key = (server.to_owned(), task.to_owned());
-        let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        set.insert(key.clone()).then(|| Following {
-            set: Arc::clone(&self.0),
-            key,
-        })
-    }
-}
-
-impl Drop for Following {
-    fn drop(&mut self) {
-        self.set
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.key);
-    }
-}
 
 impl Host {
     /// The call's task, when its server made one: recorded as started, followed, and its

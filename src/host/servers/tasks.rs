@@ -9,6 +9,7 @@
 
 use std::collections::HashSet;
 use std::ops::RangeInclusive;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -49,6 +50,37 @@ impl TaskEnd {
             TaskEnd::Cancelled => "cancelled",
             TaskEnd::Open => "open",
         }
+    }
+}
+
+/// The tasks this desk follows now, by server and task: each is followed once.
+#[derive(Default)]
+pub struct Followed(Arc<Mutex<HashSet<(String, String)>>>);
+
+/// This desk follows a task until dropped.
+pub struct Following {
+    set: Arc<Mutex<HashSet<(String, String)>>>,
+    key: (String, String),
+}
+
+impl Followed {
+    /// `None` when this desk follows it already.
+    pub fn follow(&self, server: &str, task: &str) -> Option<Following> {
+        let key = (server.to_owned(), task.to_owned());
+        let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        set.insert(key.clone()).then(|| Following {
+            set: Arc::clone(&self.0),
+            key,
+        })
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
     }
 }
 
