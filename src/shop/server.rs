@@ -32,6 +32,7 @@ use super::store::{RefundStatus, Store};
 use super::{CURRENCY, REFUND_LIMIT, ids};
 
 mod claims;
+mod lead_form;
 mod prompts;
 mod release;
 mod views;

@@ -124,7 +124,7 @@ pub struct CallRun {
 }
 
 impl CallRun {
-    fn failed(text: impl Into<String>, exchanges: Vec<InputExchange>) -> Self {
+    pub(super) fn failed(text: impl Into<String>, exchanges: Vec<InputExchange>) -> Self {
         Self {
             outcome: Outcome::Failed,
             text: text.into(),

@@ -18,7 +18,6 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use crate::host::api::Outcome;
 use crate::host::events::HostEvent;
 use crate::host::servers::calls::{CallPlan, CallRun, InputExchange, Parked, answer_round, park};
 use crate::host::servers::connect::{ServerConn, connection_lost};
@@ -231,12 +230,12 @@ pub async fn follow(
                     task.id,
                     crate::text::cut(said, STATUS_SHOWN)
                 );
-                return (failed(text, exchanges), TaskEnd::Failed);
+                return (CallRun::failed(text, exchanges), TaskEnd::Failed);
             }
             TaskPayload::Cancelled => {
                 cancel.disarm();
                 let text = format!("{}'s task {} was cancelled", conn.prefix, task.id);
-                return (failed(text, exchanges), TaskEnd::Cancelled);
+                return (CallRun::failed(text, exchanges), TaskEnd::Cancelled);
             }
             // A status this desk does not know yet: asked after again.
             _ => {}
@@ -337,7 +336,7 @@ fn completed(
 ) -> CallRun {
     match serde_json::from_value::<CallToolResult>(Value::Object(result)) {
         Ok(result) => CallRun::answered(result, plan.max_result_bytes, exchanges),
-        Err(e) => failed(
+        Err(e) => CallRun::failed(
             format!(
                 "{}'s task {task} completed with a result that is not a tool's result ({e})",
                 conn.prefix
@@ -347,25 +346,11 @@ fn completed(
     }
 }
 
-fn failed(text: String, exchanges: Vec<InputExchange>) -> CallRun {
-    CallRun {
-        outcome: Outcome::Failed,
-        text,
-        truncated: false,
-        exchanges,
-        parked: None,
-        stale_state: false,
-        structured: None,
-        task: None,
-        to_person: false,
-    }
-}
-
 /// The desk stops waiting on a task that goes on: the ticket is a person's.
 fn stopped_waiting(text: String, exchanges: Vec<InputExchange>) -> CallRun {
     CallRun {
         to_person: true,
-        ..failed(text, exchanges)
+        ..CallRun::failed(text, exchanges)
     }
 }
 

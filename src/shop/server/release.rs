@@ -8,21 +8,19 @@ use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    BooleanSchema, CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
-    PrimitiveSchemaDefinition, SealOptions, StringSchema,
+    CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema,
+    InputRequest, InputRequests, InputRequiredResult, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 
 use super::super::store::{Refund, RefundStatus, ReleaseAnswer};
 use super::super::{CURRENCY, REFUND_LIMIT, ids};
+use super::lead_form::{Answered, YesNo};
 use super::views::{refund_result, shop_error, tool_error};
 use super::{IssueArgs, RELEASE_REQUEST, ShopServer};
 
 /// A lead has this long to answer a release form before the sealed state expires.
 const RELEASE_STATE_TTL: Duration = Duration::from_secs(15 * 60);
-/// Longest note a lead may leave on a release.
-const NOTE_MAX_CHARS: u32 = 500;
 
 /// What is sealed into `requestState` while a lead decides: the refund, and the form the
 /// store opened for it, which is answered once.
@@ -33,14 +31,6 @@ struct ReleaseState {
     /// The refund's order, to find it again when a client asks for the form once more.
     #[serde(default)]
     order_id: String,
-}
-
-/// How the person answered the form, read before anything is believed.
-enum Answered {
-    Yes(Option<String>),
-    No,
-    Declined,
-    Dismissed,
 }
 
 impl ShopServer {
@@ -198,33 +188,7 @@ fn read_answer(responses: Option<rmcp::model::InputResponses>) -> Result<Answere
         .and_then(|v| {
             serde_json::from_value(v).map_err(|e| ErrorData::invalid_params(e.to_string(), None))
         })?;
-    match answer.action {
-        ElicitationAction::Accept => {
-            let content = answer.content.unwrap_or_default();
-            let note = content
-                .get("note")
-                .and_then(|v| v.as_str())
-                .map(str::trim)
-                .filter(|n| !n.is_empty());
-            match (content.get("release").and_then(|v| v.as_bool()), note) {
-                (None, _) => Err(ErrorData::invalid_params(
-                    "the release form needs a yes or no in 'release'",
-                    None,
-                )),
-                (Some(_), Some(note)) if note.chars().count() > NOTE_MAX_CHARS as usize => {
-                    Err(ErrorData::invalid_params(
-                        format!("the note is longer than {NOTE_MAX_CHARS} characters"),
-                        None,
-                    ))
-                }
-                (Some(true), note) => Ok(Answered::Yes(note.map(str::to_owned))),
-                (Some(false), _) => Ok(Answered::No),
-            }
-        }
-        ElicitationAction::Decline => Ok(Answered::Declined),
-        // Cancel, and anything a later revision adds: a dismissed form is never a yes.
-        _ => Ok(Answered::Dismissed),
-    }
+    RELEASE.read(answer)
 }
 
 /// What a release form's sealed state is bound to: this tool and this quote.
@@ -232,27 +196,16 @@ fn release_binding(quote_id: &str) -> String {
     format!("shop-support|issue_refund|{quote_id}")
 }
 
+/// The release form's one question.
+const RELEASE: YesNo = YesNo {
+    field: "release",
+    title: "Release the refund",
+    description: "Yes pays the customer now; no keeps the refund held.",
+    why: "A refund above the limit waits for a lead.",
+    note: "Optional: why you release or hold this refund.",
+    form: "the release form",
+};
+
 fn release_form() -> Result<ElicitationSchema, ErrorData> {
-    let note = StringSchema::new()
-        .title("Note for the record")
-        .description("Optional: why you release or hold this refund.")
-        .with_length(0, NOTE_MAX_CHARS)
-        .map_err(|e| ErrorData::internal_error(e, None))?;
-    let release = BooleanSchema::new()
-        .title("Release the refund")
-        .description("Yes pays the customer now; no keeps the refund held.");
-    let mut schema = ElicitationSchema::new(
-        [
-            (
-                "release".to_owned(),
-                PrimitiveSchemaDefinition::Boolean(release),
-            ),
-            ("note".to_owned(), PrimitiveSchemaDefinition::String(note)),
-        ]
-        .into(),
-    )
-    .with_required(vec!["release".to_owned()])
-    .with_description("A refund above the limit waits for a lead.");
-    schema.property_order = Some(vec!["release".to_owned(), "note".to_owned()]);
-    Ok(schema)
+    RELEASE.schema()
 }
