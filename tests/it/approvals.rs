@@ -7,7 +7,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -139,26 +138,7 @@ impl Seat {
     /// `support-desk ARGS… --store URL --config FILE --data-dir DIR` as this person, to its
     /// end: whether it succeeded, and what it said.
     async fn command(&self, args: &[&str]) -> (bool, String) {
-        let output = tokio::process::Command::new(BIN)
-            .args(args)
-            .args(["--store", &self.person.url])
-            .arg("--config")
-            .arg(&self.config)
-            .arg("--data-dir")
-            .arg(self.dir.path())
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .output()
-            .await
-            .expect("the command runs");
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        (output.status.success(), said)
+        crate::support::seat_command(args, &self.person.url, &self.config, self.dir.path()).await
     }
 
     async fn approve(&self, id: i64) -> (bool, String) {

@@ -213,3 +213,33 @@ pub fn label(id: &str) -> support_desk::evaluation::Label {
         .cloned()
         .unwrap_or_else(|| panic!("{id} is a bundled ticket"))
 }
+
+/// `support-desk ARGS… --store URL --config FILE --data-dir DIR`, as one person of a team at
+/// their own seat, to its end: whether it succeeded, and what it said.
+pub async fn seat_command(
+    args: &[&str],
+    store: &str,
+    config: &Path,
+    data_dir: &Path,
+) -> (bool, String) {
+    let output = tokio::process::Command::new(BIN)
+        .args(args)
+        .args(["--store", store])
+        .arg("--config")
+        .arg(config)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("the command runs");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), said)
+}

@@ -6,7 +6,6 @@
 //! its end; the staff's ticket goes on from that, and the call was sent once.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -15,7 +14,6 @@ use support_desk::record::{Event, Lifecycle};
 
 use crate::mock_model::{Brain, MockModel, call, tool_messages, words};
 use crate::pg_cluster::{self, Person};
-use crate::support::BIN;
 use crate::task_fixture::{INSPECTED_AFTER_YES, serve_tasks};
 
 const OPENED: &str = "We opened your parcel with your go-ahead: it is intact.";
@@ -52,26 +50,7 @@ impl Seat {
     }
 
     async fn command(&self, args: &[&str]) -> (bool, String) {
-        let output = tokio::process::Command::new(BIN)
-            .args(args)
-            .args(["--store", &self.person.url])
-            .arg("--config")
-            .arg(&self.config)
-            .arg("--data-dir")
-            .arg(self.dir.path())
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .output()
-            .await
-            .expect("the command runs");
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        (output.status.success(), said)
+        crate::support::seat_command(args, &self.person.url, &self.config, self.dir.path()).await
     }
 
     async fn run_t0003(&self, model: &str) -> (bool, String) {

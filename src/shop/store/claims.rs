@@ -112,6 +112,27 @@ impl ClaimStage {
 }
 
 impl Claim {
+    /// A new claim on `order`, filed now: refused for an order that never shipped.
+    pub(super) fn filed(
+        order: &Order,
+        damage: String,
+        filed_by: Option<&str>,
+        schedule: ClaimSchedule,
+    ) -> Result<Self, ShopError> {
+        refuse_unshipped(order)?;
+        Ok(Self {
+            claim_id: new_claim_id(),
+            order_id: order.order_id.clone(),
+            damage,
+            amount: order.total,
+            filed_by: filed_by.map(str::to_owned),
+            created_at_ms: now_ms(),
+            schedule,
+            answer: None,
+            cancelled_at_ms: None,
+        })
+    }
+
     /// A claim above the refund limit waits for a lead after review.
     pub fn needs_lead(&self) -> bool {
         self.amount > REFUND_LIMIT

@@ -28,18 +28,7 @@ impl PgStore {
         let damage = claims::damage(damage)?.to_owned();
         let client = self.pool.get().await?;
         let order = load_order(&*client, &order_id, "").await?;
-        claims::refuse_unshipped(&order)?;
-        let claim = Claim {
-            claim_id: claims::new_claim_id(),
-            order_id,
-            damage,
-            amount: order.total,
-            filed_by: filed_by.map(str::to_owned),
-            created_at_ms: claims::now_ms(),
-            schedule,
-            answer: None,
-            cancelled_at_ms: None,
-        };
+        let claim = Claim::filed(&order, damage, filed_by, schedule)?;
         client
             .execute(
                 "INSERT INTO shop.claims (claim_id, order_id, damage, amount_cents, filed_by, created_at_ms, review_ms, settle_ms)

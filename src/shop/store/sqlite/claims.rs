@@ -32,18 +32,7 @@ impl SqliteStore {
         let damage = claims::damage(damage)?.to_owned();
         self.write(|tx| {
             let order = load_order(tx, &order_id)?;
-            claims::refuse_unshipped(&order)?;
-            let claim = Claim {
-                claim_id: claims::new_claim_id(),
-                order_id,
-                damage,
-                amount: order.total,
-                filed_by: filed_by.map(str::to_owned),
-                created_at_ms: claims::now_ms(),
-                schedule,
-                answer: None,
-                cancelled_at_ms: None,
-            };
+            let claim = Claim::filed(&order, damage, filed_by, schedule)?;
             tx.prepare_cached(
                 "INSERT INTO claims (claim_id, order_id, damage, amount_cents, filed_by, created_at_ms, review_ms, settle_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
