@@ -362,3 +362,72 @@ fn the_claims_config_turns_the_shops_claims_on_over_the_default() {
     assert_eq!(shop.command, was.command);
     assert_eq!(layered.servers.len(), default.servers.len());
 }
+
+/// A task followed where nobody may answer its question (a team's desk following a task no
+/// run waits on): the question is shown as the task's status and put to nobody, and the
+/// task is left waiting for whoever may answer it.
+#[tokio::test]
+async fn a_follower_that_does_not_ask_shows_the_question_and_answers_nothing() {
+    use support_desk::host::servers::calls::{self, CallPlan, ProgressShown};
+    use support_desk::host::servers::connect::ServerConn;
+    use support_desk::host::servers::tasks::{TaskEnd, TaskPace, follow};
+
+    let (url, stop, counts) = serve_tasks().await;
+    let (questions, mut asked) = tokio::sync::mpsc::channel(1);
+    let server = support_desk::config::ServerConfig {
+        url: Some(url),
+        enabled: true,
+        ..Default::default()
+    };
+    let conn = ServerConn::connect("tasks", &server, questions, None)
+        .await
+        .expect("the task server connects");
+    let (events, mut shown) = tokio::sync::mpsc::unbounded_channel();
+    let plan = CallPlan {
+        ticket: "T-0001".into(),
+        tool: "inspect".into(),
+        arguments: json!({"mode": "ask"})
+            .as_object()
+            .cloned()
+            .expect("an object"),
+        request_id: "T-0001-1".into(),
+        retry_if_lost: false,
+        timeout: Duration::from_secs(10),
+        max_time: Duration::from_secs(60),
+        max_rounds: 3,
+        max_result_bytes: 65536,
+        lead_forms: false,
+        progress: Some(ProgressShown {
+            events,
+            turn: 0,
+            tool: "tasks.inspect".into(),
+        }),
+        task_pace: TaskPace {
+            max: Duration::from_secs(2),
+            asks: false,
+            ..TaskPace::default()
+        },
+    };
+    let started = calls::call(&conn, plan.clone()).await;
+    let task = started
+        .task
+        .clone()
+        .expect("the server made a task of the call");
+    let (run, end) = follow(&conn, &plan, &task, &plan.task_pace, Vec::new()).await;
+    assert_eq!(end, TaskEnd::Open);
+    assert!(run.to_person, "{}", run.text);
+    assert!(asked.try_recv().is_err(), "nobody was asked");
+    assert_eq!(counts.updates(), 0, "nothing was answered");
+    let mut statuses = Vec::new();
+    while let Ok(event) = shown.try_recv() {
+        if let support_desk::host::api::HostEvent::TaskStatus { status, .. } = event {
+            statuses.push(status);
+        }
+    }
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("waiting for an answer"),
+        "{statuses:?}"
+    );
+    stop.cancel();
+}

@@ -116,9 +116,12 @@ impl Host {
                 turn: PERSON_TURN,
                 tool: open.tool.clone(),
             }),
-            // No run waits: it is followed for as long as it takes.
+            // No run waits: it is followed for as long as it takes. On a team a question
+            // may be a lead's, and no run filed it for the leads: it is shown as the task's
+            // status, never put to this desk's person; on one person's desk it is theirs.
             task_pace: TaskPace {
                 max: Duration::MAX,
+                asks: self.record.team_url().is_none(),
                 ..TaskPace::of(limits)
             },
         };

@@ -90,6 +90,9 @@ pub struct TaskPace {
     pub max: Duration,
     /// The bounds kept on the server's suggested interval.
     pub poll: RangeInclusive<Duration>,
+    /// Whether the task's questions are put to this desk's person. Off, a question is shown
+    /// as the task's status and waits for whoever may answer it.
+    pub asks: bool,
 }
 
 impl Default for TaskPace {
@@ -98,6 +101,7 @@ impl Default for TaskPace {
         Self {
             max: Duration::from_secs(600),
             poll: Duration::from_millis(250)..=Duration::from_secs(10),
+            asks: true,
         }
     }
 }
@@ -107,6 +111,7 @@ impl TaskPace {
         Self {
             max: limits.task_max(),
             poll: limits.task_poll(),
+            asks: true,
         }
     }
 }
@@ -188,7 +193,7 @@ pub async fn follow(
                     .into_iter()
                     .filter(|(key, _)| !answered.contains(key))
                     .collect();
-                if !fresh.is_empty() {
+                if !fresh.is_empty() && pace.asks {
                     if plan.lead_forms {
                         cancel.disarm();
                         let mut run = park(conn, fresh, None, exchanges);
