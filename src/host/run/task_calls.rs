@@ -31,6 +31,9 @@ impl Host {
         let Some(task) = run.task.take() else {
             return run;
         };
+        // Followed here before it is in the record, so the desk's watcher never takes it up
+        // as well.
+        let _following = self.tasks_followed.follow(&asked.conn.prefix, &task.id);
         self.report_in_run(Event::TaskStarted {
             ticket: asked.ticket.to_owned(),
             turn: asked.turn,
@@ -39,7 +42,6 @@ impl Host {
             task: task.id.clone(),
         })
         .await;
-        let _following = self.tasks_followed.follow(&asked.conn.prefix, &task.id);
         let exchanges = std::mem::take(&mut run.exchanges);
         let (run, end) = tasks::follow(asked.conn, plan, &task, &plan.task_pace, exchanges).await;
         // Still open: parked for a lead (whose answer goes on from here), or the desk

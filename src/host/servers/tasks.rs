@@ -183,7 +183,11 @@ pub async fn follow(
             detailed.task.poll_interval_ms.map(Duration::from_millis),
             &pace.poll,
         );
-        let people_spent = conn.handler().time_with_people().0 - people_before;
+        let people_spent = conn
+            .handler()
+            .time_with_people()
+            .0
+            .saturating_sub(people_before);
         let waited = started.elapsed().saturating_sub(people_spent);
         show(plan, &detailed, waited);
         match detailed.payload {
