@@ -85,6 +85,9 @@ pub enum Command {
         ticket: TicketId,
         note: Option<String>,
     },
+    /// Ask the servers to cancel the ticket's tasks still running (the Tasks extension);
+    /// how each ends is recorded when it does.
+    CancelTasks { ticket: TicketId },
     /// Give a ticket to a person (`me`, a name) or to nobody (`None`).
     Assign {
         ticket: TicketId,

@@ -174,6 +174,7 @@ async fn handle(
             report(events, host.solve(&ticket, note.as_deref()).await)
         }
         Command::Assign { ticket, to } => report(events, host.assign(&ticket, to.as_deref()).await),
+        Command::CancelTasks { ticket } => report(events, host.cancel_tasks(&ticket).await),
         Command::Tag {
             ticket,
             tag,

@@ -85,6 +85,12 @@ pub const VERBS: &[Verb] = &[
     ),
     verb("work", "", ArgKind::None, "let the model work the ticket"),
     verb(
+        "cancel_task",
+        "",
+        ArgKind::None,
+        "ask the server to cancel the ticket's running task (its end shows when it comes)",
+    ),
+    verb(
         "mark_all",
         "",
         ArgKind::None,
@@ -283,6 +289,16 @@ mod tests {
             parse("work-selected", &keys),
             Ok(Parsed::Action(Action::WorkSelected))
         );
+        assert!(matches!(
+            parse(":cancel-task", &keys),
+            Ok(Parsed::Verb(
+                Verb {
+                    name: "cancel_task",
+                    ..
+                },
+                _
+            ))
+        ));
         assert!(
             parse("assign", &keys)
                 .expect_err("refused")

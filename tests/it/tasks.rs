@@ -431,3 +431,40 @@ async fn a_follower_that_does_not_ask_shows_the_question_and_answers_nothing() {
     );
     stop.cancel();
 }
+
+/// After the run gave the ticket to a person and the task goes on, the person cancels it
+/// (`:cancel-task` on the desk): the server is asked once, the request is noted as theirs,
+/// and the task's end is recorded as cancelled. With nothing running, they are told so.
+#[tokio::test]
+async fn a_person_cancels_a_task_the_run_stopped_waiting_on() {
+    let (h, counts) = with_tasks(|s| {
+        s.brain = scripted(vec![inspect("forever"), words("Should never be asked.")]);
+        s.tweak = Box::new(|config, _| config.limits.task_max_secs = 1);
+    })
+    .await;
+    h.work("T-0001").await;
+    assert_eq!(counts.cancels(), 0);
+    h.host
+        .cancel_tasks("T-0001")
+        .await
+        .expect("a task to cancel");
+    assert_eq!(counts.cancels(), 1);
+    eventually("the task's end was recorded", async || {
+        task_events(&h).await.last() == Some(&("ended".to_owned(), "cancelled".to_owned()))
+    })
+    .await;
+    let noted = h.host.events().await.into_iter().find_map(|e| match e {
+        Event::Noted { by, text, .. } => Some((by, text)),
+        _ => None,
+    });
+    let (by, text) = noted.expect("the request is noted");
+    assert_eq!(by, h.host.record().person());
+    assert!(text.starts_with("asked tasks to cancel its task"), "{text}");
+    let refused = h
+        .host
+        .cancel_tasks("T-0001")
+        .await
+        .expect_err("nothing runs now");
+    assert!(refused.contains("no task running"), "{refused}");
+    assert_eq!(counts.cancels(), 1);
+}

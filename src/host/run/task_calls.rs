@@ -53,6 +53,64 @@ impl Host {
         run
     }
 
+    /// A person asks the servers to cancel `ticket`'s tasks still running; the request is
+    /// noted on the ticket as theirs, and each task is followed to the end the server gives
+    /// it (a task may still finish), which is recorded. `Err` in words when there is none,
+    /// or a server would not take the request.
+    pub async fn cancel_tasks(self: &Arc<Self>, ticket: &str) -> Result<(), String> {
+        let state = self.record.state(ticket).await.map_err(|e| e.to_string())?;
+        let open = state.map(|s| s.tasks).unwrap_or_default();
+        if open.is_empty() {
+            return Err(format!(
+                "{ticket} has no task running at a server, so there is nothing to cancel"
+            ));
+        }
+        for task in open {
+            let conn = self.server(&task.server).ok_or_else(|| {
+                format!(
+                    "{}'s task {} cannot be cancelled from this desk: it has no server \"{}\"",
+                    ticket, task.task, task.server
+                )
+            })?;
+            let live = conn.live().await.map_err(|e| {
+                format!(
+                    "{} is not reachable to cancel its task {}: {e}",
+                    task.server, task.task
+                )
+            })?;
+            live.service
+                .peer()
+                .cancel_task(rmcp::model::CancelTaskParams::new(&task.task))
+                .await
+                .map_err(|e| {
+                    format!(
+                        "{} would not cancel its task {}: {e}",
+                        task.server, task.task
+                    )
+                })?;
+            self.report(Event::Noted {
+                ticket: ticket.to_owned(),
+                by: self.record.person().to_owned(),
+                text: format!(
+                    "asked {} to cancel its task {} ({})",
+                    task.server, task.task, task.tool
+                ),
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+            // Followed to its end here unless this desk follows it already.
+            if let Some(following) = self.tasks_followed.follow(&task.server, &task.task) {
+                let host = Arc::clone(self);
+                let ticket = ticket.to_owned();
+                tokio::spawn(async move {
+                    host.follow_to_its_end(&ticket, &task).await;
+                    drop(following);
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Follows, while the desk is open, every task its record holds open that this desk
     /// does not follow yet and that its own person started: after a restart, or after a
     /// run stopped waiting on it. Each is followed to its end, and the end recorded.

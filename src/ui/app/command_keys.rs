@@ -129,6 +129,7 @@ impl App {
                 ticket,
                 note: Some(arg.clone()).filter(|n| !n.is_empty()),
             }),
+            "cancel_task" => each(&|ticket| Command::CancelTasks { ticket }),
             "note" => each(&|ticket| Command::AddNote {
                 ticket,
                 text: arg.clone(),
