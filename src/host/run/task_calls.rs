@@ -34,6 +34,8 @@ impl Host {
         // Followed here before it is in the record, so the desk's watcher never takes it up
         // as well.
         let _following = self.tasks_followed.follow(&asked.conn.prefix, &task.id);
+        // Looked at again once the run lets go of it (a stop, the limit, a lead's answer).
+        self.tasks_followed.watch(asked.ticket);
         self.report_in_run(Event::TaskStarted {
             ticket: asked.ticket.to_owned(),
             turn: asked.turn,
@@ -113,10 +115,22 @@ impl Host {
 
     /// Follows, while the desk is open, every task its record holds open that this desk
     /// does not follow yet and that its own person started: after a restart, or after a
-    /// run stopped waiting on it. Each is followed to its end, and the end recorded.
+    /// run stopped waiting on it. Each is followed to its end, and the end recorded. The
+    /// whole record is read once, when the desk opens; after that only the tickets that may
+    /// hold such a task are looked at again, so an idle desk reads nothing.
     pub fn watch_tasks(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let host = Arc::clone(self);
         tokio::spawn(async move {
+            match host.record.states().await {
+                Ok(states) => {
+                    for state in states.iter().filter(|s| !s.tasks.is_empty()) {
+                        host.tasks_followed.watch(&state.ticket);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not read the record's open tasks; they are followed when their tickets are worked")
+                }
+            }
             loop {
                 host.follow_open_tasks().await;
                 tokio::time::sleep(WATCH_EVERY).await;
@@ -125,26 +139,32 @@ impl Host {
     }
 
     async fn follow_open_tasks(self: &Arc<Self>) {
-        let states = match self.record.states().await {
-            Ok(states) => states,
-            Err(e) => {
-                tracing::warn!(error = %e, "could not read the record's open tasks; trying again");
-                return;
-            }
-        };
         let person = self.record.person().to_owned();
-        // A task whose question waits for a lead is the lead's to answer; it is followed
-        // again once answered.
-        let followed = states
-            .iter()
-            .filter(|s| s.state != crate::record::Lifecycle::WaitingForLead);
-        for state in followed {
-            for open in state.tasks.iter().filter(|t| t.by == person) {
+        for ticket in self.tasks_followed.watched() {
+            let state = match self.record.state(&ticket).await {
+                Ok(Some(state)) => state,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!(%ticket, error = %e, "could not read a ticket's open tasks; trying again");
+                    continue;
+                }
+            };
+            let mine: Vec<_> = state.tasks.iter().filter(|t| t.by == person).collect();
+            if mine.is_empty() {
+                self.tasks_followed.unwatch(&ticket);
+                continue;
+            }
+            // A task whose question waits for a lead is the lead's to answer; it is followed
+            // again once answered.
+            if state.state == crate::record::Lifecycle::WaitingForLead {
+                continue;
+            }
+            for open in mine {
                 let Some(following) = self.tasks_followed.follow(&open.server, &open.task) else {
                     continue;
                 };
                 let host = Arc::clone(self);
-                let (ticket, open) = (state.ticket.clone(), open.clone());
+                let (ticket, open) = (ticket.clone(), open.clone());
                 tokio::spawn(async move {
                     host.follow_to_its_end(&ticket, &open).await;
                     drop(following);

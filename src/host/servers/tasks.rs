@@ -52,9 +52,14 @@ impl TaskEnd {
     }
 }
 
-/// The tasks this desk follows now, by server and task: each is followed once.
+/// The tasks this desk follows now, by server and task: each is followed once. Beside them,
+/// the tickets that may hold a task nobody here follows yet, which are all a desk looks at
+/// again while it is open (never the whole record).
 #[derive(Default)]
-pub struct Followed(Arc<Mutex<HashSet<(String, String)>>>);
+pub struct Followed(
+    Arc<Mutex<HashSet<(String, String)>>>,
+    Mutex<std::collections::BTreeSet<String>>,
+);
 
 /// This desk follows a task until dropped.
 pub struct Following {
@@ -71,6 +76,25 @@ impl Followed {
             set: Arc::clone(&self.0),
             key,
         })
+    }
+
+    /// `ticket` may hold a task to follow: looked at again until it holds none.
+    pub fn watch(&self, ticket: &str) {
+        self.tickets().insert(ticket.to_owned());
+    }
+
+    /// `ticket` holds no task to follow any more.
+    pub fn unwatch(&self, ticket: &str) {
+        self.tickets().remove(ticket);
+    }
+
+    /// The tickets that may hold a task to follow.
+    pub fn watched(&self) -> Vec<String> {
+        self.tickets().iter().cloned().collect()
+    }
+
+    fn tickets(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.1.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
