@@ -641,3 +641,73 @@ async fn an_approval_falls_back_only_when_due_once_and_as_filed() {
         Some((Duration::from_secs(1800), Some(team.lee.name.clone())))
     );
 }
+
+fn task_event(ticket: &str, kind: &str, task: &str) -> String {
+    let body = match kind {
+        "task_started" => json!({"event": kind, "ticket": ticket, "turn": 1, "server": "shop",
+            "tool": "shop.file_damage_claim", "task": task}),
+        _ => json!({"event": kind, "ticket": ticket, "server": "shop", "task": task,
+            "status": "completed", "outcome": "result", "text": "accepted"}),
+    };
+    format!("INSERT INTO desk.events (ticket, kind, body) VALUES ('{ticket}', '{kind}', '{body}')")
+}
+
+/// A server's task on a ticket starts only within a run (under the ticket's lease), and ends
+/// once, and only if it started: nobody hides a task the desk follows by writing its end
+/// twice or inventing one, whoever's login they use.
+#[tokio::test]
+async fn a_task_starts_within_a_run_and_ends_once_and_only_if_it_started() {
+    let Some((_pg, team)) = team().await else {
+        return;
+    };
+    let ana = desk(&team.ana).await;
+    ana.claim("T-0011").await.expect("claimed");
+    ana.append(&started("T-0011")).await.expect("started");
+    let refused = attack(
+        &team.bo,
+        "",
+        &task_event("T-0011", "task_started", "claim-1"),
+    )
+    .await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("row-level security")),
+        "bo holds no lease on T-0011: {refused:?}"
+    );
+    assert_eq!(
+        attack(
+            &team.ana,
+            "",
+            &task_event("T-0011", "task_started", "claim-1")
+        )
+        .await,
+        Ok(1)
+    );
+    let invented = attack(&team.bo, "", &task_event("T-0011", "task_ended", "claim-2")).await;
+    assert!(
+        invented
+            .as_ref()
+            .is_err_and(|e| e.contains("row-level security")),
+        "no task claim-2 started: {invented:?}"
+    );
+    assert_eq!(
+        attack(&team.bo, "", &task_event("T-0011", "task_ended", "claim-1")).await,
+        Ok(1),
+        "whoever follows a task may record its end"
+    );
+    let twice = attack(
+        &team.ana,
+        "",
+        &task_event("T-0011", "task_ended", "claim-1"),
+    )
+    .await;
+    assert!(
+        twice
+            .as_ref()
+            .is_err_and(|e| e.contains("one_end_per_task")),
+        "a task ends once: {twice:?}"
+    );
+    let state = ana.state("T-0011").await.expect("read").expect("T-0011");
+    assert!(state.tasks.is_empty(), "{:?}", state.tasks);
+}
