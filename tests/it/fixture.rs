@@ -359,6 +359,22 @@ pub struct FixtureFlags {
     pub tools_changed: Arc<watch::Sender<u64>>,
 }
 
+/// Serves `app` (an MCP server at `/mcp`) on a free port of 127.0.0.1 until `shutdown` is
+/// cancelled: its `/mcp` URL.
+pub async fn serve_mcp_on_loopback(app: axum::Router, shutdown: &CancellationToken) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+    });
+    url
+}
+
 /// Serves the fixture at `http://127.0.0.1:PORT/mcp` until the token is cancelled.
 pub async fn serve_fixture() -> (String, CancellationToken, FixtureFlags) {
     let shutdown = CancellationToken::new();
@@ -381,17 +397,8 @@ pub async fn serve_fixture() -> (String, CancellationToken, FixtureFlags) {
         Default::default(),
         StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
     );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await;
-    });
+    let url =
+        serve_mcp_on_loopback(axum::Router::new().nest_service("/mcp", service), &shutdown).await;
     let flags = FixtureFlags {
         rug_pulled,
         reads_cancelled,

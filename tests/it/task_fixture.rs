@@ -27,6 +27,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::fixture::serve_mcp_on_loopback;
+
 /// The document the server offers the model.
 pub const RULES_URI: &str = "depot://rules";
 
@@ -276,16 +278,7 @@ pub async fn serve_tasks() -> (String, CancellationToken, TaskCounts) {
             Default::default(),
             StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
         );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await;
-    });
+    let url =
+        serve_mcp_on_loopback(axum::Router::new().nest_service("/mcp", service), &shutdown).await;
     (url, shutdown, counts)
 }

@@ -101,14 +101,7 @@ impl Host {
             .await
             .map_err(|e| e.to_string())?;
             // Followed to its end here unless this desk follows it already.
-            if let Some(following) = self.tasks_followed.follow(&task.server, &task.task) {
-                let host = Arc::clone(self);
-                let ticket = ticket.to_owned();
-                tokio::spawn(async move {
-                    host.follow_to_its_end(&ticket, &task).await;
-                    drop(following);
-                });
-            }
+            self.follow_in_background(ticket, task);
         }
         Ok(())
     }
@@ -160,17 +153,22 @@ impl Host {
                 continue;
             }
             for open in mine {
-                let Some(following) = self.tasks_followed.follow(&open.server, &open.task) else {
-                    continue;
-                };
-                let host = Arc::clone(self);
-                let (ticket, open) = (ticket.clone(), open.clone());
-                tokio::spawn(async move {
-                    host.follow_to_its_end(&ticket, &open).await;
-                    drop(following);
-                });
+                self.follow_in_background(&ticket, open.clone());
             }
         }
+    }
+
+    /// Follows `open` to its end on a task of its own, unless this desk follows it already.
+    fn follow_in_background(self: &Arc<Self>, ticket: &str, open: OpenTask) {
+        let Some(following) = self.tasks_followed.follow(&open.server, &open.task) else {
+            return;
+        };
+        let host = Arc::clone(self);
+        let ticket = ticket.to_owned();
+        tokio::spawn(async move {
+            host.follow_to_its_end(&ticket, &open).await;
+            drop(following);
+        });
     }
 
     /// Follows a task no run waits on, and records how it ended.

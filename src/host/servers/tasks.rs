@@ -56,10 +56,10 @@ impl TaskEnd {
 /// the tickets that may hold a task nobody here follows yet, which are all a desk looks at
 /// again while it is open (never the whole record).
 #[derive(Default)]
-pub struct Followed(
-    Arc<Mutex<HashSet<(String, String)>>>,
-    Mutex<std::collections::BTreeSet<String>>,
-);
+pub struct Followed {
+    tasks: Arc<Mutex<HashSet<(String, String)>>>,
+    tickets: Mutex<std::collections::BTreeSet<String>>,
+}
 
 /// This desk follows a task until dropped.
 pub struct Following {
@@ -71,30 +71,30 @@ impl Followed {
     /// `None` when this desk follows it already.
     pub fn follow(&self, server: &str, task: &str) -> Option<Following> {
         let key = (server.to_owned(), task.to_owned());
-        let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut set = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
         set.insert(key.clone()).then(|| Following {
-            set: Arc::clone(&self.0),
+            set: Arc::clone(&self.tasks),
             key,
         })
     }
 
     /// `ticket` may hold a task to follow: looked at again until it holds none.
     pub fn watch(&self, ticket: &str) {
-        self.tickets().insert(ticket.to_owned());
+        self.watching().insert(ticket.to_owned());
     }
 
     /// `ticket` holds no task to follow any more.
     pub fn unwatch(&self, ticket: &str) {
-        self.tickets().remove(ticket);
+        self.watching().remove(ticket);
     }
 
     /// The tickets that may hold a task to follow.
     pub fn watched(&self) -> Vec<String> {
-        self.tickets().iter().cloned().collect()
+        self.watching().iter().cloned().collect()
     }
 
-    fn tickets(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
-        self.1.lock().unwrap_or_else(|p| p.into_inner())
+    fn watching(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.tickets.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -339,13 +339,9 @@ pub async fn current_question(conn: &ServerConn, task: &str) -> Result<Parked, S
         other => Err(format!(
             "{}'s task {task} asks nothing now; it is {}",
             conn.prefix,
-            status_word(status_of(&other))
+            status_word(other.status())
         )),
     }
-}
-
-fn status_of(payload: &TaskPayload) -> TaskStatus {
-    payload.status()
 }
 
 fn status_word(status: TaskStatus) -> &'static str {
