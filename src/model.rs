@@ -6,7 +6,7 @@ pub mod openai;
 pub mod replay;
 pub mod textcalls;
 
-use chat::{ChatRequest, Reply};
+use chat::{Answer, ChatRequest};
 use openai::{OpenAiChat, Partial};
 use replay::ReplayModel;
 
@@ -25,20 +25,25 @@ pub enum AskError {
 }
 
 impl Model {
-    /// The model's reply to `request` on `ticket`'s `turn`; a server that streams tells
-    /// `watch` what the reply holds so far (a recording has nothing to watch).
+    /// The model's reply to `request` on `ticket`'s `turn`, with what the server said of reading
+    /// its prompt; a server that streams tells `watch` what the reply holds so far (a
+    /// recording has nothing to watch, and says nothing of a prompt).
     pub async fn reply(
         &self,
         ticket: &str,
         turn: u32,
         request: &ChatRequest,
         watch: &mut (dyn FnMut(&Partial) + Send),
-    ) -> Result<Reply, AskError> {
+    ) -> Result<Answer, AskError> {
         match self {
-            Model::OpenAi(model) => Ok(model.reply(request, watch).await?),
-            Model::Replay(model) => model
-                .reply(ticket, turn, request)
-                .map_err(AskError::Diverged),
+            Model::OpenAi(model) => Ok(model.answer(request, watch).await?),
+            Model::Replay(model) => match model.reply(ticket, turn, request) {
+                Ok(reply) => Ok(Answer {
+                    reply,
+                    prompt: None,
+                }),
+                Err(diverged) => Err(AskError::Diverged(diverged)),
+            },
         }
     }
 

@@ -224,7 +224,7 @@ type Figure = fn(&Summary) -> String;
 
 /// Each figure of the two summaries, as a name and the two values.
 pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, String)> {
-    let pairs: [(&str, Figure); 16] = [
+    let pairs: [(&str, Figure); 20] = [
         ("tickets worked", |s| s.tickets_worked.to_string()),
         ("model calls", |s| s.model_calls.to_string()),
         ("tool calls", |s| s.tool_calls.to_string()),
@@ -246,11 +246,33 @@ pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, Strin
         ("unbacked refund promises flagged", |s| {
             s.unbacked_refund_promises.to_string()
         }),
+        ("drafts with findings", |s| {
+            s.drafts_with_findings.to_string()
+        }),
+        ("drafts showing placeholder/markup/JSON/tool", |s| {
+            let (seen, unflagged) = (
+                s.drafts_not_for_a_customer,
+                s.drafts_not_for_a_customer_unflagged,
+            );
+            format!("{seen} ({unflagged} unflagged)")
+        }),
         ("tickets flagged for a person", |s| {
             s.flagged_for_person.to_string()
         }),
         ("consent questions", |s| s.consent_questions.to_string()),
         ("input requests", |s| s.input_requests.to_string()),
+        ("prompt tokens from the server's cache", |s| {
+            s.prompts.as_ref().map_or("-".into(), |p| {
+                let share = p.cached_per_mille();
+                format!("{}.{} %", share / 10, share % 10)
+            })
+        }),
+        ("model seconds a ticket", |s| {
+            s.prompts.as_ref().map_or("-".into(), |p| {
+                let ms = p.model_ms.checked_div(p.tickets as u64).unwrap_or(0);
+                format!("{:.1}", ms as f64 / 1000.0)
+            })
+        }),
     ];
     pairs
         .iter()

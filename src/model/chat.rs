@@ -86,6 +86,32 @@ fn is_zero(n: &usize) -> bool {
 pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
+    /// No call may be made now (a ticket's last turn). The tools stay in the request all the
+    /// same, so that it begins as the requests before it did and a server's prompt cache
+    /// serves that beginning; the conversation's last message says no calls are left.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub calls_closed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// How much of a request's prompt the model server read, as it reported it: all the prompt's
+/// tokens, those its prompt cache already held, and the seconds it spent reading the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PromptUse {
+    pub tokens: u64,
+    pub cached: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading_seconds: Option<f64>,
+}
+
+/// A model's reply, with what the server said of reading its prompt when it said anything.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub reply: Reply,
+    pub prompt: Option<PromptUse>,
 }
 
 impl ChatRequest {

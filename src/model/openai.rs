@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::chat::{ChatRequest, Message, Reply, ToolCall, ToolSpec};
+use super::chat::{Answer, ChatRequest, Message, PromptUse, Reply, ToolCall, ToolSpec};
 use super::textcalls::{parse_text_call, write_text_call};
 
 mod stream;
@@ -23,6 +23,8 @@ const PREFILL: &str = "<tool_call>\n";
 const STOP_AT: &str = "</tool_call>";
 const ERROR_MESSAGE_CHARS: usize = 300;
 const START_A_SERVER: &str = "is it running? (scripts/local-model.sh starts one)";
+/// What the HTTP client says when the server closed the connection before any answer.
+const CLOSED_BEFORE_ANSWER: &str = "connection closed before message completed";
 const OBJECT_HINT: &str = "send them as one JSON object like {\"key\": \"value\"}";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -171,8 +173,18 @@ impl OpenAiChat {
         request: &ChatRequest,
         watch: &mut (dyn FnMut(&Partial) + Send),
     ) -> Result<Reply, ModelError> {
+        Ok(self.answer(request, watch).await?.reply)
+    }
+
+    /// The model's reply to `request`, with what the server said of reading its prompt.
+    pub async fn answer(
+        &self,
+        request: &ChatRequest,
+        watch: &mut (dyn FnMut(&Partial) + Send),
+    ) -> Result<Answer, ModelError> {
         let prefill = self.recipe == Recipe::LlamaCppPrefill
             && !request.tools.is_empty()
+            && !request.calls_closed
             && tool_call_is_due(&request.messages);
         let mut named = |partial: &Partial| {
             let calling = partial
@@ -187,10 +199,14 @@ impl OpenAiChat {
         let completion = self
             .post(&self.request_body(request, prefill), &mut named)
             .await?;
-        read_reply(&completion, &request.tools, prefill).ok_or_else(|| ModelError::Unreadable {
-            url: self.base_url.clone(),
-            detail: "the answer has no choices[0].message".into(),
-        })
+        let reply = read_reply(&completion, &request.tools, prefill).ok_or_else(|| {
+            ModelError::Unreadable {
+                url: self.base_url.clone(),
+                detail: "the answer has no choices[0].message".into(),
+            }
+        })?;
+        let prompt = prompt_use(&completion);
+        Ok(Answer { reply, prompt })
     }
 
     fn request_body(&self, request: &ChatRequest, prefill: bool) -> Value {
@@ -206,6 +222,10 @@ impl OpenAiChat {
         let tool_fields = match self.recipe {
             Recipe::TextCalls => vec![],
             Recipe::NativeTools | Recipe::LlamaCppPrefill if request.tools.is_empty() => vec![],
+            // The tools stay, so the request begins as the ones before it; none may be called.
+            Recipe::NativeTools | Recipe::LlamaCppPrefill if request.calls_closed => {
+                vec![("tools", tools), ("tool_choice", json!("none"))]
+            }
             Recipe::NativeTools => vec![("tools", tools), ("tool_choice", json!("auto"))],
             Recipe::LlamaCppPrefill if prefill => vec![
                 ("tools", tools),
@@ -225,13 +245,19 @@ impl OpenAiChat {
             ("seed", self.sampling.seed.map(Value::from)),
             ("max_tokens", self.sampling.max_tokens.map(Value::from)),
         ];
-        let stream = self.stream.then(|| ("stream", json!(true)));
+        // A streamed reply ends with the server's usage, as a whole one does.
+        let stream = self.stream.then(|| {
+            [
+                ("stream", json!(true)),
+                ("stream_options", json!({"include_usage": true})),
+            ]
+        });
         let fields = [
             ("model", json!(self.model)),
             ("messages", Value::Array(messages)),
         ]
         .into_iter()
-        .chain(stream)
+        .chain(stream.into_iter().flatten())
         .chain(tool_fields)
         .chain(
             sampling
@@ -295,19 +321,17 @@ impl OpenAiChat {
         watch: &mut (dyn FnMut(&Partial) + Send),
     ) -> Result<Value, ModelError> {
         let url = &self.base_url;
-        let request = self
-            .http
-            .post(format!("{url}/chat/completions"))
-            .timeout(self.timeout);
-        let request = match &self.api_key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        };
-        let response = request
-            .json(body)
-            .send()
-            .await
-            .map_err(|error| self.failed(error))?;
+        let response = match self.send(body).await {
+            // A kept-alive connection the server closed as the request went out: nothing was
+            // answered, and asking a model again changes nothing, so it is asked once more on
+            // a new connection.
+            Err(error) if root_cause(&error) == CLOSED_BEFORE_ANSWER => {
+                tracing::info!(%url, "the model server closed the connection before answering; asking again");
+                self.send(body).await
+            }
+            sent => sent,
+        }
+        .map_err(|error| self.failed(error))?;
         let status = response.status();
         let streamed = response
             .headers()
@@ -330,6 +354,19 @@ impl OpenAiChat {
             url: url.clone(),
             detail: format!("{error}; it began {:?}", truncate(&text, 120)),
         })
+    }
+
+    async fn send(&self, body: &Value) -> Result<reqwest::Response, reqwest::Error> {
+        let url = &self.base_url;
+        let request = self
+            .http
+            .post(format!("{url}/chat/completions"))
+            .timeout(self.timeout);
+        let request = match &self.api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        };
+        request.json(body).send().await
     }
 
     /// A streamed completion, chunk by chunk, telling `watch` each time what a person sees
@@ -372,6 +409,33 @@ impl OpenAiChat {
             ModelError::Unreadable { url, detail }
         }
     }
+}
+
+/// What the server said of reading the prompt: llama-server's `timings` (the tokens it read,
+/// those its cache held, and the milliseconds reading took), else the `usage` of the OpenAI
+/// API (`prompt_tokens`, of them `prompt_tokens_details.cached_tokens`). `None` when it said
+/// neither.
+fn prompt_use(completion: &Value) -> Option<PromptUse> {
+    let count = |pointer: &str| completion.pointer(pointer).and_then(Value::as_u64);
+    if let Some(read) = count("/timings/prompt_n") {
+        let cached = count("/timings/cache_n").unwrap_or(0);
+        let reading_seconds = completion
+            .pointer("/timings/prompt_ms")
+            .and_then(Value::as_f64)
+            .map(|ms| ms / 1000.0);
+        return Some(PromptUse {
+            tokens: read + cached,
+            cached,
+            reading_seconds,
+        });
+    }
+    let tokens = count("/usage/prompt_tokens")?;
+    let cached = count("/usage/prompt_tokens_details/cached_tokens").unwrap_or(0);
+    Some(PromptUse {
+        tokens,
+        cached: cached.min(tokens),
+        reading_seconds: None,
+    })
 }
 
 /// A call is due only before any tool has answered: the first turn. After a result or an

@@ -83,6 +83,7 @@ mod tests {
         ChatRequest {
             messages,
             tools: vec![],
+            calls_closed: false,
         }
     }
 

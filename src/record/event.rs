@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::mail::message::Message;
-use crate::model::chat::Reply;
+use crate::model::chat::{PromptUse, Reply};
 
 /// How a consent's `rule` starts when nobody was asked because a person trusted the tool.
 pub const TRUSTED: &str = "trusted";
@@ -49,6 +49,9 @@ pub enum Event {
         /// Size of what the model was sent: the tool list and the attached context, in characters.
         tool_list_chars: usize,
         context_chars: usize,
+        /// What the model server said of reading the prompt, when it said anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<PromptUse>,
     },
     ToolCall {
         ticket: String,

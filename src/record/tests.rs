@@ -51,6 +51,7 @@ fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
         first_visible_seconds: None,
         tool_list_chars: 10,
         context_chars: 0,
+        prompt: None,
     }
 }
 

@@ -8,6 +8,11 @@ use serde::{Deserialize, Serialize};
 use crate::evaluation::Label;
 use crate::record::{Event, Finding, Outcome, Stored};
 
+mod prompts;
+mod telltales;
+
+pub use prompts::Prompts;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Score {
     pub right: usize,
@@ -40,6 +45,15 @@ pub struct Summary {
     pub refund_tickets_reaching_issue_refund: Score,
     /// Drafts that promise a refund no call made.
     pub unbacked_refund_promises: usize,
+    /// Drafts the check found something in.
+    #[serde(default)]
+    pub drafts_with_findings: usize,
+    /// Drafts that show a placeholder, markup, JSON or a tool's name (the summary's own
+    /// reading), and of them those the check found nothing in.
+    #[serde(default)]
+    pub drafts_not_for_a_customer: usize,
+    #[serde(default)]
+    pub drafts_not_for_a_customer_unflagged: usize,
     /// Tickets whose draft has a check finding, or that ended without a draft.
     pub flagged_for_person: usize,
     pub consent_questions: usize,
@@ -56,6 +70,9 @@ pub struct Summary {
     /// How soon the replies that streamed were seen; none when no reply streamed (a replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streamed: Option<Streamed>,
+    /// How the model server read the prompts, when it said (a live run; none in a replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<Prompts>,
 }
 
 /// The model replies that streamed: from each request to its first visible character (a word,
@@ -125,6 +142,9 @@ struct Seen {
     side_effects: BTreeSet<String>,
     /// Each streamed reply's seconds to its first visible character and to its end.
     streamed: Vec<(f64, f64)>,
+    prompts: prompts::PromptTally,
+    /// Every tool any ticket of the run was offered, to know their names in a draft.
+    tools: BTreeSet<String>,
 }
 
 /// The server's tool name in a canonical `prefix.tool`.
@@ -161,8 +181,12 @@ impl<'a> Tally<'a> {
     pub fn add(&mut self, event: &Event) {
         let (summary, seen) = (&mut self.summary, &mut self.seen);
         match event {
+            Event::TicketStarted { tools, .. } => {
+                for tool in tools {
+                    remember(&mut seen.tools, tool);
+                }
+            }
             Event::Manifest(_)
-            | Event::TicketStarted { .. }
             | Event::DraftEdited { .. }
             | Event::Sent { .. }
             | Event::HandedOver { .. }
@@ -189,9 +213,11 @@ impl<'a> Tally<'a> {
             Event::ModelCall {
                 seconds,
                 first_visible_seconds,
+                prompt,
                 ..
             } => {
                 summary.model_calls += 1;
+                seen.prompts.add(*seconds, prompt.as_ref());
                 if let Some(first) = first_visible_seconds {
                     seen.streamed.push((*first, *seconds));
                 }
@@ -228,9 +254,13 @@ impl<'a> Tally<'a> {
                     remember(&mut seen.side_effects, ticket);
                 }
             }
-            Event::Draft { findings, .. } => {
+            Event::Draft { text, findings, .. } => {
                 summary.drafts += 1;
                 summary.count_draft(findings);
+                if telltales::shows_telltale(text, &seen.tools) {
+                    summary.drafts_not_for_a_customer += 1;
+                    summary.drafts_not_for_a_customer_unflagged += usize::from(findings.is_empty());
+                }
             }
             Event::TicketDone {
                 ticket,
@@ -251,6 +281,7 @@ impl<'a> Tally<'a> {
         summary.tickets_worked = self.seen.worked.len();
         summary.streamed = Streamed::of(&self.seen.streamed);
         summary.score(labels, &self.seen);
+        summary.prompts = self.seen.prompts.finish(summary.tickets_worked);
         summary
     }
 }
@@ -334,6 +365,7 @@ impl Summary {
     fn count_draft(&mut self, findings: &[Finding]) {
         if !findings.is_empty() {
             self.flagged_for_person += 1;
+            self.drafts_with_findings += 1;
         }
         if findings
             .iter()
@@ -406,6 +438,11 @@ impl Summary {
                 "unbacked refund promises flagged: {}",
                 self.unbacked_refund_promises
             ),
+            format!("drafts with findings: {}", self.drafts_with_findings),
+            format!(
+                "drafts with a placeholder, markup, JSON or a tool name: {}, unflagged {}",
+                self.drafts_not_for_a_customer, self.drafts_not_for_a_customer_unflagged
+            ),
             format!("tickets flagged for a person: {}", self.flagged_for_person),
             format!(
                 "consent questions: {} {:?}",
@@ -424,6 +461,7 @@ impl Summary {
                 .then(|| format!("servers that failed to start: {}", self.servers_failed)),
         )
         .chain(self.streamed.as_ref().map(Streamed::to_text))
+        .chain(self.prompts.as_ref().map(Prompts::to_text))
         .collect::<Vec<_>>()
         .join("\n")
     }
@@ -446,6 +484,7 @@ mod tests {
             first_visible_seconds: first,
             tool_list_chars: 0,
             context_chars: 0,
+            prompt: None,
         };
         let events = [
             call(Some(0.5), 2.0),

@@ -80,9 +80,9 @@ async fn a_call_that_already_failed_is_not_run_again_and_the_model_is_told_why()
 }
 
 #[tokio::test]
-async fn the_last_turn_offers_no_tools_and_asks_for_the_reply() {
+async fn the_last_turn_keeps_the_tools_allows_no_call_and_asks_for_the_reply() {
     let h = harness(Setup::new(Arc::new(|request: &Value| {
-        if request.get("tools").is_none() {
+        if request["tool_choice"] == "none" {
             return words("Hello Nina, your order O-1744 was delivered on June 5.");
         }
         call("shop__find_orders", json!({"customer_id": "C-0129"}))
@@ -91,8 +91,10 @@ async fn the_last_turn_offers_no_tools_and_asks_for_the_reply() {
     let run = h.work("T-0009").await;
     let requests = h.model.requests();
     assert_eq!(requests.len(), 4);
-    assert!(requests[..3].iter().all(|r| !offered(r).is_empty()));
-    assert!(offered(&requests[3]).is_empty());
+    assert!(!offered(&requests[0]).is_empty());
+    assert!(requests.iter().all(|r| r["tools"] == requests[0]["tools"]));
+    assert!(requests[..3].iter().all(|r| r["tool_choice"] != "none"));
+    assert_eq!(requests[3]["tool_choice"], "none");
     let last = requests[3]["messages"]
         .as_array()
         .and_then(|m| m.last())
@@ -102,6 +104,50 @@ async fn the_last_turn_offers_no_tools_and_asks_for_the_reply() {
     assert!(last.starts_with("You have no tool calls left"), "{last}");
     assert!(!run.stopped_at_turn_limit);
     assert!(run.draft.is_some());
+}
+
+/// A request's messages without the call it prefilled for the model to go on from.
+fn as_sent(request: &Value) -> Vec<Value> {
+    let mut messages = request["messages"].as_array().cloned().unwrap_or_default();
+    if messages.last().is_some_and(|m| m["role"] == "assistant") {
+        messages.pop();
+    }
+    messages
+}
+
+/// What a server's prompt cache can serve again: each request begins with everything the one
+/// before it sent, within a ticket, the last turn included; the next ticket's first request
+/// begins with the same system prompt and carries the same tools.
+#[tokio::test]
+async fn every_request_begins_as_the_one_before_it_across_turns_and_tickets() {
+    let h = harness(Setup::new(Arc::new(|request: &Value| {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let answered = messages.iter().filter(|m| m["role"] == "tool").count();
+        match (request["tool_choice"].as_str(), answered) {
+            (Some("none"), _) => words("Hello Nina, your order O-1744 was delivered on June 5."),
+            (_, 0) => call("shop__find_orders", json!({"customer_id": "C-0129"})),
+            (_, _) if first_user_message(&messages).contains("T-0009") => {
+                call("shop__get_order_status", json!({"order_id": "O-1744"}))
+            }
+            _ => words("Hello, we have found your order."),
+        }
+    })))
+    .await;
+    h.work("T-0009").await;
+    let first_ticket = h.model.requests().len();
+    h.work("T-0004").await;
+    let requests = h.model.requests();
+    assert_eq!(first_ticket, 4, "T-0009 runs to its last turn");
+    assert!(requests.len() > first_ticket + 1);
+    for (at, pair) in requests.windows(2).enumerate() {
+        let (before, after) = (as_sent(&pair[0]), as_sent(&pair[1]));
+        assert_eq!(pair[0]["tools"], pair[1]["tools"], "request {}", at + 1);
+        if at + 1 == first_ticket {
+            assert_eq!(before[0], after[0], "the next ticket's system prompt");
+        } else {
+            assert_eq!(before[..], after[..before.len()], "request {}", at + 1);
+        }
+    }
 }
 
 #[tokio::test]

@@ -452,6 +452,7 @@ fn question() -> ChatRequest {
             content: "Where is my parcel?".into(),
         }],
         tools: vec![],
+        calls_closed: false,
     }
 }
 

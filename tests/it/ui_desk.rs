@@ -127,6 +127,7 @@ pub fn model_call(ticket: &str, turn: u32, reply: Reply) -> Event {
         first_visible_seconds: None,
         tool_list_chars: 3052,
         context_chars: 1900,
+        prompt: None,
     }
 }
 

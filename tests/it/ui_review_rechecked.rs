@@ -35,6 +35,7 @@ fn recorded_run() -> Recording {
             first_visible_seconds: None,
             tool_list_chars: 900,
             context_chars: 400,
+            prompt: None,
         },
         Event::Draft {
             ticket: ticket.clone(),

@@ -25,6 +25,7 @@ fn model_call(ticket: &str, turn: u32) -> Event {
         first_visible_seconds: None,
         tool_list_chars: 0,
         context_chars: 0,
+        prompt: None,
     }
 }
 

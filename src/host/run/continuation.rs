@@ -215,6 +215,7 @@ mod tests {
             first_visible_seconds: None,
             tool_list_chars: 0,
             context_chars: 0,
+            prompt: None,
         };
         let tool_call = Event::ToolCall {
             ticket: "T-0003".into(),

@@ -12,8 +12,10 @@ pub(in crate::host) struct Conversation {
     pub(in crate::host) messages: Vec<Message>,
     /// The tools of this ticket, for routing and the system prompt.
     pub(in crate::host) specs: Vec<ToolSpec>,
-    /// The tools the next request offers: all of them, and none on the last turn.
+    /// The tools every request of this ticket carries, the last turn's too.
     pub(in crate::host) offered: Vec<ToolSpec>,
+    /// The last turn has come: the model may call none of them.
+    pub(in crate::host) calls_closed: bool,
     pub(in crate::host) tool_list_chars: usize,
     pub(in crate::host) context_chars: usize,
     /// The customer's subject and body, for the draft's checks.
@@ -145,10 +147,12 @@ impl Called {
 }
 
 impl Conversation {
-    /// The last model call of the ticket: no tools are offered, and the model is told to write
-    /// its reply (a call now could not be run, as nothing would read its result).
+    /// The last model call of the ticket: the model is told to write its reply, after
+    /// everything it read before (a call now could not be run, as nothing would read its
+    /// result). The tools stay in the request, so that it begins as the ones before it did
+    /// and a model server's prompt cache serves all of that again.
     pub(in crate::host) fn last_turn(&mut self) {
-        self.offered.clear();
+        self.calls_closed = true;
         self.messages.push(Message::User {
             content: system_prompt::LAST_TURN.to_owned(),
         });

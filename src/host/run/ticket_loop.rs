@@ -209,6 +209,7 @@ impl Host {
             tool_list_chars: system_prompt::tool_list_chars(&specs),
             context_chars: attached.iter().map(|a| a.text.len()).sum(),
             offered: specs.clone(),
+            calls_closed: false,
             specs,
             customer_text,
             ticket_text,
@@ -259,6 +260,7 @@ impl Host {
         let request = ChatRequest {
             messages: conversation.messages.clone(),
             tools: conversation.offered.clone(),
+            calls_closed: conversation.calls_closed,
         };
         tracing::info!(
             ticket = id,
@@ -286,7 +288,7 @@ impl Host {
             });
         };
         let asked = self.model.reply(id, turn, &request, &mut watch);
-        let reply = tokio::time::timeout(limits.model_timeout(), asked)
+        let answer = tokio::time::timeout(limits.model_timeout(), asked)
             .await
             .map_err(|_| {
                 format!(
@@ -297,7 +299,16 @@ impl Host {
             .map_err(|e| e.to_string())?;
         // The host names each call after its turn. A model's own call IDs are random, and two
         // conversations that differ only in them must read as one to a replay.
-        let reply = reply.with_call_id(format!("call_{turn}"));
+        let reply = answer.reply.with_call_id(format!("call_{turn}"));
+        if let Some(prompt) = answer.prompt {
+            tracing::info!(
+                ticket = id,
+                turn,
+                prompt_tokens = prompt.tokens,
+                cached = prompt.cached,
+                "prompt read"
+            );
+        }
         self.report_in_run(Event::ModelCall {
             ticket: id.to_owned(),
             turn,
@@ -307,6 +318,7 @@ impl Host {
             first_visible_seconds: first_visible,
             tool_list_chars: conversation.tool_list_chars,
             context_chars: conversation.context_chars,
+            prompt: answer.prompt,
         })
         .await;
         Ok(reply)

@@ -24,6 +24,9 @@ pub(super) struct Assembly {
     done: bool,
     /// The server put an error into the stream instead of a chunk.
     error: Option<String>,
+    /// What the server said of the whole request, in whichever chunk it came (`usage`, and
+    /// llama-server's `timings`): kept as sent.
+    accounts: Map<String, Value>,
 }
 
 /// One tool call as its deltas build it, by its index.
@@ -80,7 +83,12 @@ impl Assembly {
             });
             message.insert("tool_calls".into(), Value::Array(calls.collect()));
         }
-        json!({"choices": [{"index": 0, "message": Value::Object(message)}]})
+        let mut completion = self.accounts;
+        completion.insert(
+            "choices".into(),
+            json!([{"index": 0, "message": Value::Object(message)}]),
+        );
+        Value::Object(completion)
     }
 
     pub(super) fn is_done(&self) -> bool {
@@ -120,6 +128,11 @@ impl Assembly {
                     .map_or_else(|| message.to_string(), str::to_owned),
             );
             return;
+        }
+        for key in ["usage", "timings"] {
+            if let Some(account) = chunk.get(key).filter(|v| v.is_object()) {
+                self.accounts.insert(key.into(), account.clone());
+            }
         }
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
             return;

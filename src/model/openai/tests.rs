@@ -135,6 +135,7 @@ async fn a_native_call_comes_back_under_its_canonical_name() {
                 {"role": "tool", "tool_call_id": "call_1", "content": BLOCK.replace("\"result\"", "\"tool error\"")},
             ],
             "stream": true,
+            "stream_options": {"include_usage": true},
             "tools": [{"type": "function", "function": {"name": "shop__get_order_status", "description": "Where an order is", "parameters": {"type": "object"}}}],
             "tool_choice": "auto",
             "temperature": 0.2,
@@ -258,7 +259,7 @@ async fn text_calls_send_tool_answers_as_user_messages_and_no_tools() {
             {"role": "user", "content": "O-1?"},
             {"role": "assistant", "content": written},
             {"role": "user", "content": BLOCK},
-        ], "stream": true})
+        ], "stream": true, "stream_options": {"include_usage": true}})
     );
 }
 
@@ -456,4 +457,128 @@ fn events_split_anywhere_come_together_as_sent() {
         assert!(assembly.is_done(), "cut at {cut}");
         assert_eq!(assembly.partial().content, "Grüße — ok", "cut at {cut}");
     }
+}
+
+/// The first turn as the last one: no call may be made.
+fn closed(messages: Value) -> ChatRequest {
+    ChatRequest {
+        calls_closed: true,
+        ..request(messages)
+    }
+}
+
+#[tokio::test]
+async fn a_closed_turn_keeps_the_tools_so_the_request_begins_as_before_and_allows_no_call() {
+    for recipe in [Recipe::NativeTools, Recipe::LlamaCppPrefill] {
+        let (url, seen) = mock(200, answer(json!({"content": "Hello."})), Duration::ZERO).await;
+        let model = client(&url, recipe);
+        let open = model.request_body(&request(first_turn()), false);
+        let got = model.reply(&closed(first_turn()), &mut |_| {}).await;
+        assert_eq!(
+            got.expect("a reply"),
+            reply(json!({"kind": "words", "content": "Hello."}))
+        );
+        let body = first_seen(&seen).1;
+        assert_eq!(body["tools"], open["tools"], "{recipe:?}");
+        assert_eq!(body["messages"], first_turn(), "{recipe:?}: no prefill");
+        assert_eq!(body["tool_choice"], "none", "{recipe:?}");
+        assert_eq!(body.get("stop"), None, "{recipe:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_servers_account_of_reading_the_prompt_comes_with_the_reply() {
+    let words = json!({"index": 0, "message": {"content": "Hello."}});
+    for (account, expected) in [
+        (
+            json!({"timings": {"cache_n": 2900, "prompt_n": 100, "prompt_ms": 1250.0}}),
+            Some(PromptUse {
+                tokens: 3000,
+                cached: 2900,
+                reading_seconds: Some(1.25),
+            }),
+        ),
+        (
+            json!({"usage": {"prompt_tokens": 3000, "prompt_tokens_details": {"cached_tokens": 2048}}}),
+            Some(PromptUse {
+                tokens: 3000,
+                cached: 2048,
+                reading_seconds: None,
+            }),
+        ),
+        (
+            json!({"usage": {"prompt_tokens": 120, "completion_tokens": 5}}),
+            Some(PromptUse {
+                tokens: 120,
+                cached: 0,
+                reading_seconds: None,
+            }),
+        ),
+        (json!({}), None),
+    ] {
+        let mut completion = account.clone();
+        completion["choices"] = json!([words]);
+        let (url, _) = mock(200, completion, Duration::ZERO).await;
+        let model = client(&url, Recipe::NativeTools);
+        let got = model.answer(&request(first_turn()), &mut |_| {}).await;
+        assert_eq!(got.expect("an answer").prompt, expected, "{account}");
+    }
+}
+
+#[test]
+fn a_streams_usage_and_timings_are_kept_from_whichever_chunk_holds_them() {
+    let stream = concat!(
+        "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10},\"timings\":{\"cache_n\":8,\"prompt_n\":2}}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let mut assembly = stream::Assembly::default();
+    assembly.feed(stream.as_bytes());
+    let completion = assembly.completion();
+    assert_eq!(
+        prompt_use(&completion),
+        Some(PromptUse {
+            tokens: 10,
+            cached: 8,
+            reading_seconds: None
+        })
+    );
+    assert_eq!(completion["choices"][0]["message"]["content"], "Hi");
+}
+
+/// A server whose first connection reads the request and closes without a word, as a server
+/// does with a kept-alive connection it timed out just as the request came; the next one
+/// answers.
+#[tokio::test]
+async fn a_connection_closed_before_any_answer_is_asked_once_more() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    let listener = listener.expect("a free port on 127.0.0.1");
+    let url = format!("http://{}/v1", listener.local_addr().expect("bound"));
+    let served = tokio::spawn(async move {
+        let mut connections = 0;
+        loop {
+            let (mut socket, _) = listener.accept().await.expect("a connection");
+            connections += 1;
+            let mut request = vec![0; 64 * 1024];
+            let _ = socket.read(&mut request).await;
+            if connections == 1 {
+                continue;
+            }
+            let body = answer(json!({"content": "Hello."})).to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            socket.write_all(head.as_bytes()).await.expect("written");
+            socket.write_all(body.as_bytes()).await.expect("written");
+            return connections;
+        }
+    });
+    let model = client(&url, Recipe::NativeTools).streaming(false);
+    let got = ask(&model, first_turn())
+        .await
+        .expect("answered on the second connection");
+    assert_eq!(got, reply(json!({"kind": "words", "content": "Hello."})));
+    assert_eq!(served.await.expect("the server ran"), 2);
 }

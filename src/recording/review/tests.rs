@@ -44,6 +44,7 @@ fn call(ticket: &str, turn: u32, tool: &str, args: Value) -> Vec<Event> {
             first_visible_seconds: None,
             tool_list_chars: 3000,
             context_chars: 1900,
+            prompt: None,
         },
         Event::ToolCall {
             ticket: ticket.to_owned(),
@@ -77,6 +78,7 @@ fn words(ticket: &str, turn: u32, content: &str) -> Event {
         first_visible_seconds: None,
         tool_list_chars: 3000,
         context_chars: 1900,
+        prompt: None,
     }
 }
 
@@ -319,6 +321,7 @@ fn a_ticket_that_ran_out_of_turns_has_no_draft_and_counts_as_an_error() {
         first_visible_seconds: None,
         tool_list_chars: 3000,
         context_chars: 1900,
+        prompt: None,
     });
     events.push(done("T-0007", 2, true));
     let review = review_of(events, &[ticket("T-0007")]);
