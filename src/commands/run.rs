@@ -217,7 +217,7 @@ pub(crate) async fn work(
             }
             HostEvent::QueueFinished(mut done) => {
                 done.servers_failed = servers_failed;
-                summary = Some(done);
+                summary = Some(*done);
                 commands.send(Command::Shutdown).await?;
             }
             HostEvent::Stopped => break,

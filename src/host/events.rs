@@ -101,7 +101,7 @@ pub enum HostEvent {
     /// The lead's report, as asked for.
     LeadReport(Box<super::api::Report>),
     /// A queue run finished.
-    QueueFinished(Summary),
+    QueueFinished(Box<Summary>),
     /// To sign in to `server`, the person opens `url` in a browser (the desk waits for it
     /// to come back; the server's `Servers` event follows once it is connected).
     SignInOpen { server: String, url: String },

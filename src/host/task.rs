@@ -305,7 +305,7 @@ async fn work_queue(
         )));
         Summary::default()
     });
-    let _ = events.send(HostEvent::QueueFinished(summary));
+    let _ = events.send(HostEvent::QueueFinished(Box::new(summary)));
 }
 
 /// The summary of the queue of `tickets` from the events appended after `before`, the record

@@ -232,11 +232,31 @@ fn not_for_customer(text: &str, tools: &[String]) -> Vec<Finding> {
     }
     if lower.contains("```") {
         push("a code block", "```".to_owned());
+    } else if let Some(words) = markdown(text) {
+        push("markdown", words);
     }
     if let Some(words) = third_person(&lower) {
         push("words about the customer instead of to them", words);
     }
     found
+}
+
+/// Markdown a mail shows as it was typed: bold (`**`), a code span (`` ` ``), a heading.
+fn markdown(text: &str) -> Option<String> {
+    if text.contains("**") {
+        return Some("**".to_owned());
+    }
+    if text.contains('`') {
+        return Some("`".to_owned());
+    }
+    text.lines()
+        .inspect(|_| work::step(1))
+        .map(str::trim_start)
+        .find(|line| {
+            let hashes = line.len() - line.trim_start_matches('#').len();
+            (1..=4).contains(&hashes) && line[hashes..].starts_with(' ')
+        })
+        .map(|line| crate::text::cut(line, 60))
 }
 
 /// Words after "the customer" or "the user" that make it the name of a team, a service or a

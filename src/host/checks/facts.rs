@@ -37,10 +37,8 @@ struct Claim {
 
 /// Every finding of `text` (the reply with handles stripped) against the orders of `calls`.
 pub(super) fn check(text: &str, calls: &[CallFact]) -> Vec<Finding> {
+    // Read even when no tool returned an order: an order said to be found is then unbacked.
     let known = Known::from_calls(calls);
-    if known.is_empty() {
-        return vec![];
-    }
     let results: String = calls
         .iter()
         .filter(|c| c.outcome == Outcome::Result)
@@ -144,6 +142,13 @@ impl Out {
     /// the reply against itself.
     fn unknown(&mut self, id: &str, claim: &Claim, phrase: String) {
         if claim.state == State::Found {
+            // "I found your order O-2456" when no tool returned it: nothing looked for it.
+            if !claim.negated {
+                self.push(Finding::Unsupported {
+                    kind: "an order no tool returned".into(),
+                    words: phrase,
+                });
+            }
             return;
         }
         let key = (id.to_owned(), claim.state);
@@ -216,9 +221,8 @@ fn claims_in(words: &[Word]) -> Vec<Claim> {
             "ship" | "dispatch" | "leave" | "left" => (State::Shipped, k + 1, false),
             "delivered" => (State::Delivered, k + 1, true),
             "arrived" | "arrive" | "deliver" => (State::Delivered, k + 1, false),
-            "find" | "found" | "locate" | "located" | "exist" | "exists" => {
-                (State::Found, k + 1, false)
-            }
+            "found" | "located" => (State::Found, k + 1, true),
+            "find" | "locate" | "exist" | "exists" => (State::Found, k + 1, false),
             _ => continue,
         };
         let negation = (k.saturating_sub(4)..k)

@@ -40,6 +40,7 @@ mod amounts;
 mod claims;
 mod contradictions;
 mod facts;
+mod handles;
 mod language;
 mod promises;
 pub mod recheck;
@@ -104,6 +105,7 @@ pub fn check_reply(
     findings.extend(contradictions::check(&text, calls));
     findings.extend(promises::check(&text, calls));
     findings.extend(language::check(&text, ticket_text));
+    findings.extend(handles::emptied_by_a_cut(draft));
     Checked { text, findings }
 }
 
@@ -165,6 +167,7 @@ const REFUND_PROMISES: &[&str] = &[
     "refund|refunds ~4 has|have|was|were|is|are @verbs",
     "refund|refunds ~2 will be #amt",
     "refund|refunds of ~3 will",
+    "refund|refunds ~5 and|so it|this will|shall be @verbs",
     "refund|refunds|money|payment ~2 is|are on its|the|their way",
     "refund|refunds|money ~3 will|should reach|arrive|appear|show|land",
     "amount|money|sum|total ~4 will|has|have be|been refunded|credited|returned|reimbursed",

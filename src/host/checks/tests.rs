@@ -271,6 +271,7 @@ fn dates_times_ids_phone_numbers_and_percentages_are_not_amounts() {
 
 /// Each line: a reply's sentence | the phrase that promises a refund.
 const PROMISES: &str = "
+    The refund amount is EUR 91.50, and it will be released within the limit. | refund amount is EUR 91.50, and it will be released
     The total amount of $161.96 will be refunded to your card. | total amount of $161.96 will be refunded
     We have refunded the mug to your card. | have refunded
     I’ve refunded €24.90 to your original payment method. | I’ve refunded
@@ -321,7 +322,9 @@ const NOT_PROMISES: &str = r#"
     You asked for a refund for the mug that was returned last week.
     Your refund request is pending.
     Refunds above €150.00 need a lead's approval.
-    Your parcel will be returned to the depot."#;
+    Your parcel will be returned to the depot.
+    The refund amount is EUR 91.50, and it will be released once a lead approves it.
+    The refund would be EUR 91.50, and it will be sent back to your card if you go ahead."#;
 
 #[test]
 fn conditional_negative_and_questioning_text_promises_nothing() {
@@ -483,6 +486,24 @@ fn text_not_for_a_customer_is_flagged() {
             "The customer is asking about the status of their order O-2318, which we are checking.",
             "words about the customer instead of to them",
             "the customer",
+        ),
+        // Recorded on 2026-12-06 (T-0014): a list of orders in bold.
+        (
+            "Hi Elif, here is a summary:\n- **Order 1**: Placed on **2026-06-27**, shipped",
+            "markdown",
+            "**",
+        ),
+        ("Your order `O-2318` is on its way.", "markdown", "`"),
+        (
+            "## Your orders\nO-2318 is on its way.",
+            "markdown",
+            "## Your orders",
+        ),
+        // Recorded on 2026-12-06 (T-0015): the quote ID cut, its sentence says nothing.
+        (
+            "Hello Hugo,\nThe quote ID for this refund is Q-c532f33765. The total is EUR 188.00.",
+            "a sentence left empty where a quote ID was cut",
+            "The quote ID for this refund is.",
         ),
     ];
     for (text, kind, words) in cases {

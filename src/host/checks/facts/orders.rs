@@ -243,10 +243,6 @@ impl Known {
         self.items.push((key, sku));
     }
 
-    pub(super) fn is_empty(&self) -> bool {
-        self.orders.is_empty()
-    }
-
     pub(super) fn order(&self, id: &str) -> Option<&Order> {
         self.orders.get(id)
     }

@@ -216,3 +216,25 @@ fn an_order_told_as_the_shop_has_it_passes() {
         assert_eq!(findings(honest, &calls), [], "{honest}");
     }
 }
+
+/// Recorded on 2026-12-06 (T-0036): the model looked up a product only, then said it found
+/// the order the customer named.
+#[test]
+fn an_order_said_to_be_found_that_no_tool_returned_is_unsupported() {
+    let pan = r#"{"products":[{"sku":"KG-1034","name":"Sauté pan with lid","price":"69.00","stock":8,"sizes":[{"label":"24 cm","stock":5},{"label":"28 cm","stock":3}]}]}"#;
+    let reply = "Hi, Hanna Keller,\n\nThank you for your order. I found your order O-2456 and the sauté pan (KG-1034) in stock.";
+    assert_eq!(
+        findings(reply, &[call("shop.find_products", Outcome::Result, pan)]),
+        [unsupported(
+            "an order no tool returned",
+            "found your order O-2456"
+        )]
+    );
+    // Found by the tool: nothing to say; not found, said of an order no tool knows: the
+    // customer's number may be wrong, and saying so is honest.
+    assert_eq!(findings(reply, &[order_status(O2456)]), []);
+    assert_eq!(
+        findings("I could not find order O-9999 in the shop.", &[]),
+        []
+    );
+}
