@@ -224,7 +224,7 @@ type Figure = fn(&Summary) -> String;
 
 /// Each figure of the two summaries, as a name and the two values.
 pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, String)> {
-    let pairs: [(&str, Figure); 20] = [
+    let pairs: [(&str, Figure); 21] = [
         ("tickets worked", |s| s.tickets_worked.to_string()),
         ("model calls", |s| s.model_calls.to_string()),
         ("tool calls", |s| s.tool_calls.to_string()),
@@ -249,12 +249,11 @@ pub fn figures(old: &Summary, new: &Summary) -> Vec<(&'static str, String, Strin
         ("drafts with findings", |s| {
             s.drafts_with_findings.to_string()
         }),
-        ("drafts showing placeholder/markup/JSON/tool", |s| {
-            let (seen, unflagged) = (
-                s.drafts_not_for_a_customer,
-                s.drafts_not_for_a_customer_unflagged,
-            );
-            format!("{seen} ({unflagged} unflagged)")
+        ("drafts with placeholder/markup/JSON/tool", |s| {
+            s.drafts_not_for_a_customer.to_string()
+        }),
+        ("  of those, unflagged by the check", |s| {
+            s.drafts_not_for_a_customer_unflagged.to_string()
         }),
         ("tickets flagged for a person", |s| {
             s.flagged_for_person.to_string()

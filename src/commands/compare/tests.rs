@@ -248,3 +248,52 @@ fn a_draft_todays_check_reads_otherwise_is_shown_beside_the_run_and_is_no_change
         "{text}"
     );
 }
+
+/// The recording keeps a draft with its quote ID cut, and the model's own words in its last
+/// call: checked again, the draft reads as it did when the run was made, a sentence the cut
+/// left empty included.
+#[test]
+fn a_draft_whose_quote_id_was_cut_is_checked_again_from_the_models_own_words() {
+    let said = "Hello Isabelle,\nThe quote ID is Q-8625c2a621. The amount is EUR 389.00.";
+    let emptied = Finding::NotForCustomer {
+        kind: "a sentence left empty where a quote ID was cut".into(),
+        words: "The quote ID is.".into(),
+    };
+    let run = |words: &str| {
+        recording(vec![vec![
+            started("T-0033"),
+            Event::ModelCall {
+                ticket: "T-0033".into(),
+                turn: 1,
+                messages_hash: String::new(),
+                reply: Reply::Words {
+                    content: words.into(),
+                },
+                seconds: 1.0,
+                first_visible_seconds: None,
+                tool_list_chars: 0,
+                context_chars: 0,
+                prompt: None,
+            },
+            Event::Draft {
+                ticket: "T-0033".into(),
+                text: crate::host::checks::strip_handles(said),
+                findings: vec![emptied.clone()],
+            },
+            done("T-0033", 1, false),
+        ]])
+    };
+    let rechecked = rechecked_runs(&run(said), &[]);
+    let now = &rechecked[&("T-0033".to_owned(), 1)];
+    assert_eq!(
+        now.text,
+        "Hello Isabelle,\nThe quote ID is. The amount is EUR 389.00."
+    );
+    assert!(now.now.contains(&emptied), "{now:?}");
+    // Words that are not what the draft was cut from are not taken for it.
+    let other = rechecked_runs(&run("Something else entirely."), &[]);
+    assert!(
+        !other[&("T-0033".to_owned(), 1)].now.contains(&emptied),
+        "{other:?}"
+    );
+}

@@ -3,7 +3,8 @@
 //! check has widened (or narrowed), what it finds in the same words may differ. Review,
 //! compare and the replay tests show both, so a wider check needs no new recording.
 
-use super::{CallFact, check_reply};
+use super::{CallFact, check_reply, strip_handles};
+use crate::model::chat::Reply;
 use crate::record::{Event, Finding};
 
 /// One run's draft: the words, its findings as recorded, and as the check finds them now.
@@ -52,7 +53,21 @@ pub fn recheck(run: &[&Event], ticket_text: &str, signature: &str) -> Option<Rec
             _ => None,
         })
         .unwrap_or_default();
-    let checked = check_reply(text, &call_log(run), ticket_text, &tools, signature);
+    // The draft is recorded with its quote IDs cut; the check reads the model's own words, as
+    // it did when the run was made (a sentence a cut ID left empty shows only beside the ID).
+    let said = run
+        .iter()
+        .rev()
+        .find_map(|event| match event {
+            Event::ModelCall {
+                reply: Reply::Words { content },
+                ..
+            } => Some(content),
+            _ => None,
+        })
+        .filter(|words| strip_handles(words) == *text)
+        .unwrap_or(text);
+    let checked = check_reply(said, &call_log(run), ticket_text, &tools, signature);
     Some(Rechecked {
         text: text.clone(),
         recorded: recorded.clone(),
