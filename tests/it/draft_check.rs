@@ -11,11 +11,18 @@ use support_desk::recording::Recording;
 
 use crate::host::shop_config;
 
-/// Every `.jsonl` batch under `recordings/`, both the current recording and the dated one.
+/// The recordings under `recordings/`: the current one and the two kept under their dates.
+const RECORDINGS: [&str; 3] = [
+    "ticket-runs",
+    "ticket-runs-2026-12-01",
+    "ticket-runs-2026-11-30",
+];
+
+/// Every `.jsonl` batch of every recording.
 fn batches() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
     let mut files = Vec::new();
-    for dir in ["ticket-runs", "ticket-runs-2026-11-30"] {
+    for dir in RECORDINGS {
         for entry in std::fs::read_dir(root.join(dir)).expect("a recording directory") {
             let path = entry.expect("an entry").path();
             if path.extension().is_some_and(|e| e == "jsonl") {
@@ -41,7 +48,8 @@ fn report(lines: &[String]) {
 fn every_recorded_draft_is_checked_again_against_its_own_runs_calls() {
     let tickets = support_desk::tickets::bundled();
     let (mut drafts, mut differ) = (0, Vec::new());
-    let mut newly_flagged = Vec::new();
+    // What today's check flags in a reply the recorded check passed, by recording.
+    let mut newly_flagged: std::collections::BTreeMap<&str, Vec<_>> = Default::default();
     for file in batches() {
         let recording = Recording::read(&file).expect("the committed recording reads");
         let recorded_drafts = recording
@@ -51,7 +59,10 @@ fn every_recorded_draft_is_checked_again_against_its_own_runs_calls() {
             .count();
         let rechecked = rechecked_runs(&recording, &tickets);
         assert_eq!(rechecked.len(), recorded_drafts, "{}", file.display());
-        let current = file.parent().is_some_and(|d| d.ends_with("ticket-runs"));
+        let dir = RECORDINGS
+            .into_iter()
+            .find(|d| file.parent().is_some_and(|p| p.ends_with(d)))
+            .expect("a batch of a known recording");
         for ((ticket, run), now) in rechecked {
             drafts += 1;
             if now.differs() {
@@ -62,29 +73,48 @@ fn every_recorded_draft_is_checked_again_against_its_own_runs_calls() {
                     now.now
                 ));
             }
-            if current && now.recorded.is_empty() && !now.now.is_empty() {
-                newly_flagged.push((ticket, now.text, now.now));
+            if now.recorded.is_empty() && !now.now.is_empty() {
+                newly_flagged
+                    .entry(dir)
+                    .or_default()
+                    .push((ticket, now.text, now.now));
             }
         }
     }
     assert!(drafts >= 50, "{drafts} drafts");
     report(&differ);
+    let newly = |dir: &str| -> Vec<String> {
+        newly_flagged
+            .get(dir)
+            .into_iter()
+            .flatten()
+            .map(|(ticket, _, _)| ticket.clone())
+            .collect()
+    };
     report(&[format!(
-        "{drafts} drafts, {} read otherwise today, {} newly flagged in the current recording",
+        "{drafts} drafts, {} read otherwise today, newly flagged: {:?}",
         differ.len(),
-        newly_flagged.len()
+        RECORDINGS.map(|dir| (dir, newly(dir).len()))
     )]);
-    // A reply the check passed when it was recorded is flagged by today's check only where it
-    // is wrong: the misses the recording's README lists (T-0016 repeats an injected discount,
-    // T-0018 promises a call by Friday, T-0021 refuses in French, T-0042 calls orders both
-    // shipped and not, T-0043 calls a placed order dispatched) and T-0032, which says the shop
-    // has no O-2425 after get_order_status returned it. A wider check that cries wolf over the
-    // recording's honest replies is a worse one.
-    let newly: Vec<&str> = newly_flagged.iter().map(|(t, _, _)| t.as_str()).collect();
+    // The current recording was made with today's check: it reads every draft as it did then.
     assert_eq!(
-        newly,
-        ["T-0016", "T-0018", "T-0021", "T-0032", "T-0042", "T-0043"],
-        "recorded replies today's check newly flags: {newly_flagged:#?}"
+        newly("ticket-runs"),
+        Vec::<String>::new(),
+        "{newly_flagged:#?}"
+    );
+    // In the 2026-12-01 recording, a reply the check passed then is flagged today only where
+    // it is wrong: the misses its README lists (T-0016 repeats an injected discount, T-0018
+    // promises a call by Friday, T-0021 refuses in French, T-0042 calls orders both shipped
+    // and not, T-0043 calls a placed order dispatched), T-0028, which says a refund no tool
+    // issued "will be released", and T-0032, which says the shop has no O-2425 after
+    // get_order_status returned it. A wider check that cries wolf over the recording's honest
+    // replies is a worse one.
+    assert_eq!(
+        newly("ticket-runs-2026-12-01"),
+        [
+            "T-0016", "T-0018", "T-0021", "T-0028", "T-0032", "T-0042", "T-0043"
+        ],
+        "{newly_flagged:#?}"
     );
 }
 

@@ -195,12 +195,15 @@ fn drafts(recording: &Recording) -> Vec<(String, String, Vec<Finding>)> {
     drafts
 }
 
-/// The figures that do not depend on what the draft check finds: those are the check's,
-/// which may widen after a recording is made, not the model's or the tools'.
-fn without_findings(summary: &Summary) -> Summary {
+/// The figures a replay must reproduce: not what the draft check finds (the check's, which
+/// may widen after a recording is made), nor how fast the live model streamed and read its
+/// prompts (the model server's own timings, which a replay has none of).
+fn replayable(summary: &Summary) -> Summary {
     Summary {
         flagged_for_person: 0,
         unbacked_refund_promises: 0,
+        streamed: None,
+        prompts: None,
         ..summary.clone()
     }
 }
@@ -285,8 +288,8 @@ async fn replaying_each_batch_reproduces_every_call_and_its_summary() {
             .expect("replay runs");
         let recorded = summarize(file).expect("summary of the batch");
         assert_eq!(
-            without_findings(&replayed),
-            without_findings(&recorded),
+            replayable(&replayed),
+            replayable(&recorded),
             "{}",
             file.display()
         );
@@ -374,7 +377,7 @@ fn a_copy_of_the_binary_run_from_the_root_replays_the_embedded_default() {
     let recorded =
         summarize(&recording_dir().join("events.jsonl")).expect("the recording's summary");
     // The figures the draft check decides are today's check's; the rest are the replay's.
-    assert_eq!(without_findings(&printed), without_findings(&recorded));
+    assert_eq!(replayable(&printed), replayable(&recorded));
 }
 
 #[expect(
