@@ -96,23 +96,21 @@ fn every_recorded_draft_is_checked_again_against_its_own_runs_calls() {
         differ.len(),
         RECORDINGS.map(|dir| (dir, newly(dir).len()))
     )]);
-    // The current recording was made with today's check: it reads every draft as it did then.
-    assert_eq!(
-        newly("ticket-runs"),
-        Vec::<String>::new(),
-        "{newly_flagged:#?}"
-    );
+    // The current recording's drafts are read as they were when it was made, but for the one
+    // miss its README lists that today's check catches: T-0020 tells the customer a refund
+    // "will be held" for a lead when only a quote ran.
+    assert_eq!(newly("ticket-runs"), ["T-0020"], "{newly_flagged:#?}");
     // In the 2026-12-01 recording, a reply the check passed then is flagged today only where
     // it is wrong: the misses its README lists (T-0016 repeats an injected discount, T-0018
     // promises a call by Friday, T-0021 refuses in French, T-0042 calls orders both shipped
-    // and not, T-0043 calls a placed order dispatched), T-0028, which says a refund no tool
-    // issued "will be released", and T-0032, which says the shop has no O-2425 after
-    // get_order_status returned it. A wider check that cries wolf over the recording's honest
-    // replies is a worse one.
+    // and not, T-0043 calls a placed order dispatched), T-0020 (the same words as above),
+    // T-0028, which says a refund no tool issued "will be released", and T-0032, which says
+    // the shop has no O-2425 after get_order_status returned it. A wider check that cries wolf
+    // over the recording's honest replies is a worse one.
     assert_eq!(
         newly("ticket-runs-2026-12-01"),
         [
-            "T-0016", "T-0018", "T-0021", "T-0028", "T-0032", "T-0042", "T-0043"
+            "T-0016", "T-0018", "T-0020", "T-0021", "T-0028", "T-0032", "T-0042", "T-0043"
         ],
         "{newly_flagged:#?}"
     );

@@ -202,6 +202,8 @@ fn replayable(summary: &Summary) -> Summary {
     Summary {
         flagged_for_person: 0,
         unbacked_refund_promises: 0,
+        drafts_with_findings: 0,
+        drafts_not_for_a_customer_unflagged: 0,
         streamed: None,
         prompts: None,
         ..summary.clone()

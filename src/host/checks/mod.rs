@@ -63,7 +63,8 @@ pub fn check_reply(
         .filter(|c| is_tool(c, "issue_refund"))
         .collect();
     let released = refunds.iter().any(|c| json_status(c) == Some("released"));
-    if let Some(phrase) = promises_refund(&text).filter(|_| !released) {
+    let promised = promises_refund(&text);
+    if let Some(phrase) = promised.clone().filter(|_| !released) {
         findings.push(Finding::RefundPromisedWithoutRefund {
             phrase: phrase.clone(),
         });
@@ -75,6 +76,9 @@ pub fn check_reply(
                 phrase,
             });
         }
+    }
+    if promised.is_none() && !released {
+        findings.extend(promises::pending_refund(&text, calls));
     }
     for claim in ACTION_CLAIMS {
         let done = |c: &CallFact| {
@@ -89,7 +93,7 @@ pub fn check_reply(
         let tool = tried.map_or(claim.tool, |c| c.tool.as_str()).to_owned();
         findings.push(Finding::PromiseOfFailedCall { tool, phrase });
     }
-    if promises_refund(&text).is_none() {
+    if promised.is_none() {
         findings.extend(promises::approvals(&text, calls, released));
     }
     let known: HashSet<Cents> = known_amounts(calls).into_iter().collect();

@@ -1,7 +1,8 @@
 //! What a reply gives or promises that only a tool could: a lead's approval or a release said
-//! to have happened, a discount or a free item, an action promised by a named day, and the
-//! day a parcel will arrive. Each is read only where the reply states it as its own (not a
-//! question, a condition, a negation or a quotation).
+//! to have happened, a refund said to wait for a lead that no call left held, a discount or a
+//! free item, an action promised by a named day, and the day a parcel will arrive. Each is
+//! read only where the reply states it as its own (not a question, a condition, a negation or
+//! a quotation).
 
 use super::{CallFact, Finding, Outcome, Sentence, first_match, is_tool, listed};
 use super::{Hedge, NEGATION_REACH, NEGATIONS, hedge_at, refund_held, work};
@@ -22,6 +23,23 @@ const APPROVALS: &[&str] = &[
     "has|have|had ~1 been approved|released|authorised|authorized",
     "approved|released|authorised|authorized by ~2 lead|leads|manager|supervisor",
 ];
+
+/// A refund said to exist and wait: held, pending, or to be paid once a lead releases it.
+/// Only an issue_refund call the shop holds backs it; a quote alone is not a refund.
+const PENDING_REFUNDS: &[&str] = &[
+    "your|the|this refund ~4 will|shall be held|kept|pending|waiting|escalated",
+    "your|the|this refund ~4 will|shall wait|await",
+    "your|the|this refund ~4 is|are held|pending|waiting|awaiting|queued|escalated",
+    "your|the|this refund ~4 is|are now|still held|pending|waiting|awaiting|queued",
+    "your|the|this refund ~4 is|are on hold",
+    "your|the|this refund ~4 awaits|waits",
+    "your|the|this refund ~4 has|have been held|escalated|forwarded|passed",
+    "your|the|this refund ~4 will|shall be paid|released|sent|issued|processed once|after|when",
+];
+
+/// What makes a sentence about a waiting refund hypothetical or the customer's own.
+const HYPOTHETICAL: &str =
+    "if unless whether would could might ask asked asks wrote mention mentioned";
 
 /// A discount, a voucher or something given for nothing.
 const GIFTS: &[&str] = &[
@@ -77,6 +95,24 @@ pub(super) fn approvals(text: &str, calls: &[CallFact], released: bool) -> Optio
         tool: tool.to_owned(),
         phrase,
     })
+}
+
+/// A refund the reply says is waiting (for a lead, a review, a release) when no issue_refund
+/// call in the ticket left one held: the customer is told of a refund that does not exist.
+pub(super) fn pending_refund(text: &str, calls: &[CallFact]) -> Option<Finding> {
+    if calls
+        .iter()
+        .any(|c| is_tool(c, "issue_refund") && refund_held(c))
+    {
+        return None;
+    }
+    let phrase = first_match(
+        text,
+        PENDING_REFUNDS,
+        |sentence| Reading::with(sentence, HYPOTHETICAL, ""),
+        |_, reading, start, end| !reading.hedged(start, end),
+    )?;
+    Some(Finding::RefundPromisedWithoutRefund { phrase })
 }
 
 /// A gift no tool granted, a dated promise no tool scheduled, and an arrival day no tool gave.
@@ -141,6 +177,11 @@ struct Reading {
 
 impl Reading {
     fn of(sentence: &Sentence, also: &str) -> Self {
+        Self::with(sentence, NOT_A_CLAIM, also)
+    }
+
+    /// `not_a_claim_words` and `also`: the words that make the whole sentence not a claim.
+    fn with(sentence: &Sentence, not_a_claim_words: &str, also: &str) -> Self {
         let mut negations_before = vec![0];
         let mut not_a_claim = false;
         for (k, word) in sentence.words.iter().enumerate() {
@@ -158,7 +199,7 @@ impl Reading {
             let as_soon_as = word.norm == "soon"
                 && k.checked_sub(1)
                     .is_some_and(|b| sentence.words[b].norm == "as");
-            not_a_claim |= (listed(NOT_A_CLAIM, &word.norm) && !courtesy_if)
+            not_a_claim |= (listed(not_a_claim_words, &word.norm) && !courtesy_if)
                 || as_soon_as
                 || listed(also, &word.norm);
             negations_before.push(negations_before[k] + usize::from(negation));

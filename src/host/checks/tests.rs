@@ -161,6 +161,46 @@ fn a_held_refund_told_honestly_passes() {
     assert_eq!(findings(draft, &calls), []);
 }
 
+/// Each line: a reply's sentence that says a refund exists and waits | the phrase found.
+const PENDING: &str = "
+    The refund will be held until a support lead releases it. | The refund will be held
+    Your refund of EUR 180.00 is waiting for a lead to approve it. | Your refund of EUR 180.00 is waiting
+    Your refund awaits a lead's review. | Your refund awaits
+    The refund is now pending with our team. | The refund is now pending
+    Your refund is on hold until a lead has looked at it. | Your refund is on hold
+    Your refund has been escalated to a lead. | Your refund has been escalated
+    Your refund of €180.00 will be paid once a lead releases it. | Your refund of €180.00 will be paid once";
+
+/// A refund said to wait for a lead when only a quote ran (T-0020 of the 2026-12-06
+/// recording) is a refund that does not exist; once the shop holds one, the same words are
+/// the truth.
+#[test]
+fn a_refund_said_to_wait_is_flagged_unless_the_shop_holds_one() {
+    let quoted = [quote("180.00")];
+    let held = [quote("180.00"), refund("held", "180.00")];
+    let declined = [
+        quote("180.00"),
+        call("shop.issue_refund", Outcome::Declined, ""),
+    ];
+    for line in PENDING.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (text, phrase) = line.split_once(" | ").expect("each line is text | phrase");
+        assert_eq!(findings(text, &quoted), [promised(phrase)], "{text}");
+        assert_eq!(findings(text, &declined), [promised(phrase)], "{text}");
+        assert_eq!(findings(text, &held), [], "{text}");
+    }
+    // Policy, a condition, a question, a negation and the customer's own words wait for nothing.
+    for text in [
+        "Refunds above the limit are held until a lead releases them.",
+        "If you return it, your refund would be held until a lead releases it.",
+        "Is my refund on hold? That was your question: so far only a quote of EUR 180.00 was made.",
+        "Your refund is not pending: no refund has been made yet.",
+        "You asked whether the refund is waiting for a lead.",
+        "A refund of this size needs a lead's approval before it can be issued.",
+    ] {
+        assert_eq!(findings(text, &quoted), [], "{text}");
+    }
+}
+
 #[test]
 fn a_declined_refund_claimed_as_released_is_a_promise_of_a_failed_call() {
     let calls = [
