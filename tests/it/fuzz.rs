@@ -753,16 +753,24 @@ proptest! {
     }
 }
 
-/// Every reply the committed recording holds, checked against every call log its run made
-/// and against none: the check reads each without panicking.
+/// Every reply the committed recordings hold (the current one and those kept under their
+/// dates), checked against every call log their runs made and against none: the check reads
+/// each without panicking.
 #[test]
 fn the_draft_check_reads_every_recorded_reply() {
     use support_desk::host::checks::CallFact;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/ticket-runs");
-    let recording = Recording::read(&dir).expect("the committed recording");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let mut events = Vec::new();
+    for dir in std::fs::read_dir(&root).expect("recordings/") {
+        let dir = dir.expect("an entry").path();
+        if dir.is_dir() {
+            let recording = Recording::read(&dir).expect("a committed recording");
+            events.extend(recording.events);
+        }
+    }
     let mut replies = Vec::new();
     let mut calls: Vec<CallFact> = Vec::new();
-    for event in &recording.events {
+    for event in &events {
         match event {
             Event::ModelCall {
                 reply: support_desk::model::chat::Reply::Words { content },
@@ -784,7 +792,7 @@ fn the_draft_check_reads_every_recorded_reply() {
             _ => {}
         }
     }
-    assert!(replies.len() >= 40, "{} replies", replies.len());
+    assert!(replies.len() >= 120, "{} replies", replies.len());
     for reply in &replies {
         check(reply, &calls, reply);
         check(reply, &[], "");
