@@ -14,12 +14,16 @@ fn started(ticket: &str) -> Event {
 }
 
 fn model_call(ticket: &str, turn: u32) -> Event {
+    model_said(ticket, turn, "")
+}
+
+fn model_said(ticket: &str, turn: u32, words: &str) -> Event {
     Event::ModelCall {
         ticket: ticket.into(),
         turn,
         messages_hash: String::new(),
         reply: Reply::Words {
-            content: String::new(),
+            content: words.into(),
         },
         seconds: 1.0,
         first_visible_seconds: None,
@@ -262,19 +266,7 @@ fn a_draft_whose_quote_id_was_cut_is_checked_again_from_the_models_own_words() {
     let run = |words: &str| {
         recording(vec![vec![
             started("T-0033"),
-            Event::ModelCall {
-                ticket: "T-0033".into(),
-                turn: 1,
-                messages_hash: String::new(),
-                reply: Reply::Words {
-                    content: words.into(),
-                },
-                seconds: 1.0,
-                first_visible_seconds: None,
-                tool_list_chars: 0,
-                context_chars: 0,
-                prompt: None,
-            },
+            model_said("T-0033", 1, words),
             Event::Draft {
                 ticket: "T-0033".into(),
                 text: crate::host::checks::strip_handles(said),

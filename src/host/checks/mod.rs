@@ -63,12 +63,13 @@ pub fn check_reply(
         .filter(|c| is_tool(c, "issue_refund"))
         .collect();
     let released = refunds.iter().any(|c| json_status(c) == Some("released"));
+    let held = refunds.iter().any(|c| refund_held(c));
     let promised = promises_refund(&text);
     if let Some(phrase) = promised.clone().filter(|_| !released) {
         findings.push(Finding::RefundPromisedWithoutRefund {
             phrase: phrase.clone(),
         });
-        if refunds.iter().any(|c| refund_held(c)) {
+        if held {
             findings.push(Finding::HeldRefundCalledDone { phrase });
         } else if let Some(failed) = refunds.iter().find(|c| c.outcome != Outcome::Result) {
             findings.push(Finding::PromiseOfFailedCall {
@@ -77,8 +78,9 @@ pub fn check_reply(
             });
         }
     }
-    if promised.is_none() && !released {
-        findings.extend(promises::pending_refund(&text, calls));
+    // A refund said to wait for a lead is the truth only when the shop holds one.
+    if promised.is_none() && !released && !held {
+        findings.extend(promises::pending_refund(&text));
     }
     for claim in ACTION_CLAIMS {
         let done = |c: &CallFact| {

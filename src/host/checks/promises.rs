@@ -97,15 +97,10 @@ pub(super) fn approvals(text: &str, calls: &[CallFact], released: bool) -> Optio
     })
 }
 
-/// A refund the reply says is waiting (for a lead, a review, a release) when no issue_refund
-/// call in the ticket left one held: the customer is told of a refund that does not exist.
-pub(super) fn pending_refund(text: &str, calls: &[CallFact]) -> Option<Finding> {
-    if calls
-        .iter()
-        .any(|c| is_tool(c, "issue_refund") && refund_held(c))
-    {
-        return None;
-    }
+/// A refund the reply says is waiting (for a lead, a review, a release); the caller asks only
+/// when no issue_refund call left one held, so the customer is told of a refund that does
+/// not exist.
+pub(super) fn pending_refund(text: &str) -> Option<Finding> {
     let phrase = first_match(
         text,
         PENDING_REFUNDS,
